@@ -1,0 +1,287 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// fpgatest_checker: checks FCS, finds the signature in every supported protocol, classifies each frame and computes its latency.
+
+`resetall
+`timescale 1ns / 1ps
+`default_nettype none
+
+/*
+ * Input: frame bytes after the SFD (from fpgatest_rx_cdc) with the low STAMP_W bits of the RX tick.
+ * Each frame ends in exactly one class: runt, giant, FCS error (incl. rx_er), foreign (no valid
+ * signature), other stream, or test frame. For test frames:
+ *   latency = (RX tick - TX tick) * 16 - cal_internal - cal_tx_cable - cal_rx_cable
+ * in 1/16 tick units (0.5 ns), saturated to 0 .. 2^32-1.
+ */
+module fpgatest_checker #(
+    parameter STAMP_W = 24
+) (
+    input  wire               clk,
+    input  wire               rst,
+    input  wire [63:0]        time_tick,
+
+    // frame bytes
+    input  wire               s_valid,
+    input  wire [7:0]         s_data,
+    input  wire               s_first,
+    input  wire               s_last,
+    input  wire               s_err,
+    input  wire [STAMP_W-1:0] s_stamp,
+
+    // control
+    input  wire               ctl_snapshot,        // latch every counter (pulse)
+    input  wire               ctl_clear,           // clear every counter (pulse)
+
+    // configuration
+    input  wire [15:0]        cfg_stream_id,       // stream id counted as the test stream
+    input  wire [15:0]        cfg_max_size,        // largest frame that is not a giant (bytes incl. FCS)
+    input  wire [31:0]        cfg_cal_internal,    // tester internal delay, 1/16 tick
+    input  wire [31:0]        cfg_cal_tx_cable,    // cable delay on the sending port, 1/16 tick
+    input  wire [31:0]        cfg_cal_rx_cable,    // cable delay on this (receiving) port, 1/16 tick
+
+    // per test frame result
+    output reg                res_valid,
+    output reg  [47:0]        res_seq,
+    output reg  [31:0]        res_latency,         // 1/16 tick
+    output reg  [63:0]        res_rx_tick,
+
+    // status (snapshot)
+    output reg  [63:0]        stat_rx_frames,      // every frame seen
+    output reg  [63:0]        stat_rx_bytes,       // bytes of every frame seen (incl. FCS)
+    output reg  [63:0]        stat_test_frames,    // good frames of the test stream
+    output reg  [63:0]        stat_fcs_errors,     // FCS wrong or rx_er
+    output reg  [63:0]        stat_runts,          // shorter than 64 bytes
+    output reg  [63:0]        stat_giants,         // longer than cfg_max_size
+    output reg  [63:0]        stat_foreign,        // good frames without a valid signature
+    output reg  [63:0]        stat_other_stream,   // good signed frames of another stream id
+    output reg  [63:0]        stat_lat_clamped     // test frames whose latency was clamped (<0 or too big)
+);
+
+`include "fpgatest_crc32.vh"
+
+localparam [31:0] SIG_MAGIC   = 32'h46504754;
+localparam [31:0] FCS_RESIDUE = 32'hDEBB20E3;
+
+// ---------------------------------------------------------------------------------------------
+// parse
+// ---------------------------------------------------------------------------------------------
+reg         in_frame_reg;
+reg  [15:0] idx_reg;                   // index of the current byte (saturates)
+reg  [7:0]  et_hi_reg;
+reg         vlan_reg;
+reg  [15:0] l2_len_reg;
+reg  [15:0] ethertype_reg;
+reg  [15:0] sig_off_reg;
+reg         l3_ok_reg;
+reg  [4:0]  sig_cnt_reg;
+reg  [143:0] sig_reg;
+reg  [31:0] sig_crc_reg;
+reg  [31:0] fcs_crc_reg;
+reg  [63:0] rx_tick_reg;
+
+wire [15:0] idx = s_first ? 16'd0 : idx_reg;
+wire [31:0] fcs_crc_in = s_first ? 32'hFFFFFFFF : fcs_crc_reg;
+wire [31:0] fcs_crc_next = crc32_byte(fcs_crc_in, s_data);
+wire [15:0] r3 = idx - l2_len_reg;
+wire        in_sig = idx >= sig_off_reg && sig_cnt_reg < 5'd18;
+
+// frame end: the byte flagged last, or a new frame starting while one is open (lost end marker)
+reg         end_valid_reg;
+reg         end_fcs_ok_reg, end_err_reg;
+reg  [15:0] end_len_reg;
+reg         end_sig_ok_reg;
+reg  [15:0] end_stream_reg;
+reg  [47:0] end_seq_reg, end_tx_reg;
+reg  [63:0] end_rx_tick_reg;
+
+wire        abort = s_valid && s_first && in_frame_reg;
+
+always @(posedge clk) begin
+    end_valid_reg <= 1'b0;
+
+    if (abort) begin
+        end_valid_reg <= 1'b1;
+        end_fcs_ok_reg <= 1'b0;
+        end_err_reg <= 1'b1;
+        end_len_reg <= idx_reg;
+        end_sig_ok_reg <= 1'b0;
+    end
+
+    if (s_valid) begin
+        in_frame_reg <= !s_last;
+        idx_reg <= idx == 16'hFFFF ? idx : idx + 16'd1;
+        fcs_crc_reg <= fcs_crc_next;
+
+        if (s_first) begin
+            vlan_reg <= 1'b0;
+            l2_len_reg <= 16'd14;
+            sig_off_reg <= 16'hFFFF;
+            ethertype_reg <= 16'd0;
+            l3_ok_reg <= 1'b1;
+            sig_cnt_reg <= 5'd0;
+            sig_crc_reg <= SIG_MAGIC;
+            // widen the RX stamp: it was taken a few ticks ago, less than 2^STAMP_W ticks
+            rx_tick_reg <= time_tick - {{(64-STAMP_W){1'b0}}, time_tick[STAMP_W-1:0] - s_stamp};
+        end
+
+        // Ethernet header, optional 802.1Q/802.1ad tag
+        if (idx == 16'd12 || (vlan_reg && idx == 16'd16))
+            et_hi_reg <= s_data;
+        if (idx == 16'd13 || (vlan_reg && idx == 16'd17)) begin
+            if (idx == 16'd13 && ({et_hi_reg, s_data} == 16'h8100 || {et_hi_reg, s_data} == 16'h88A8)) begin
+                vlan_reg <= 1'b1;
+                l2_len_reg <= 16'd18;
+            end else begin
+                ethertype_reg <= {et_hi_reg, s_data};
+                case ({et_hi_reg, s_data})
+                    16'h0800: sig_off_reg <= idx + 16'd29;       // IPv4 (20) + UDP (8)
+                    16'h86DD: sig_off_reg <= idx + 16'd49;       // IPv6 (40) + UDP (8)
+                    default:  sig_off_reg <= idx + 16'd1;        // raw Ethernet
+                endcase
+            end
+        end
+
+        // IP header: must be IPv4 without options carrying UDP, or IPv6 with UDP next
+        if (ethertype_reg == 16'h0800 && r3 == 16'd0 && s_data != 8'h45)
+            l3_ok_reg <= 1'b0;
+        if (ethertype_reg == 16'h0800 && r3 == 16'd9 && s_data != 8'd17)
+            l3_ok_reg <= 1'b0;
+        if (ethertype_reg == 16'h86DD && r3 == 16'd0 && s_data[7:4] != 4'h6)
+            l3_ok_reg <= 1'b0;
+        if (ethertype_reg == 16'h86DD && r3 == 16'd6 && s_data != 8'd17)
+            l3_ok_reg <= 1'b0;
+
+        // signature
+        if (!s_first && in_sig) begin
+            sig_reg <= {sig_reg[135:0], s_data};
+            sig_cnt_reg <= sig_cnt_reg + 5'd1;
+            if (sig_cnt_reg < 5'd14)
+                sig_crc_reg <= crc32_byte(sig_crc_reg, s_data);
+        end
+
+        if (s_last) begin
+            end_valid_reg <= 1'b1;
+            end_fcs_ok_reg <= fcs_crc_next == FCS_RESIDUE;
+            end_err_reg <= s_err;
+            end_len_reg <= idx + 16'd1;
+            // the signature is complete once 18 bytes were taken; the check covers the first 14
+            end_sig_ok_reg <= l3_ok_reg && sig_cnt_reg == 5'd18 && sig_reg[31:0] == sig_crc_reg;
+            end_stream_reg <= sig_reg[143:128];
+            end_seq_reg <= sig_reg[127:80];
+            end_tx_reg <= sig_reg[79:32];
+            end_rx_tick_reg <= rx_tick_reg;
+        end
+    end
+
+    if (rst) begin
+        in_frame_reg <= 1'b0;
+        idx_reg <= 16'd0;
+        end_valid_reg <= 1'b0;
+        vlan_reg <= 1'b0;
+        l2_len_reg <= 16'd14;
+        ethertype_reg <= 16'd0;
+        sig_off_reg <= 16'hFFFF;
+        sig_cnt_reg <= 5'd0;
+    end
+end
+
+// ---------------------------------------------------------------------------------------------
+// classify and count
+// ---------------------------------------------------------------------------------------------
+wire is_runt  = end_len_reg < 16'd64;
+wire is_giant = !is_runt && end_len_reg > cfg_max_size;
+wire is_bad   = !is_runt && !is_giant && (!end_fcs_ok_reg || end_err_reg);
+wire is_good  = !is_runt && !is_giant && !is_bad;
+wire is_test  = is_good && end_sig_ok_reg && end_stream_reg == cfg_stream_id;
+wire is_other = is_good && end_sig_ok_reg && end_stream_reg != cfg_stream_id;
+wire is_foreign = is_good && !end_sig_ok_reg;
+
+reg [63:0] rx_frames_reg, rx_bytes_reg, test_frames_reg, fcs_errors_reg, runts_reg, giants_reg,
+           foreign_reg, other_stream_reg, lat_clamped_reg;
+
+// latency pipeline
+reg        lat_valid1_reg, lat_valid2_reg;
+reg [47:0] lat_ticks_reg, lat_seq1_reg;
+reg [63:0] lat_rx1_reg;
+reg [33:0] cal_total_reg;
+reg [53:0] lat_raw_reg;
+
+always @(posedge clk) begin
+    cal_total_reg <= cfg_cal_internal + cfg_cal_tx_cable + cfg_cal_rx_cable;
+
+    // stage 1: tick difference (48-bit wrap of the TX stamp is handled by the modular subtraction)
+    lat_valid1_reg <= end_valid_reg && is_test;
+    lat_ticks_reg <= end_rx_tick_reg[47:0] - end_tx_reg;
+    lat_seq1_reg <= end_seq_reg;
+    lat_rx1_reg <= end_rx_tick_reg;
+
+    // stage 2: to 1/16 tick and calibrate
+    lat_valid2_reg <= lat_valid1_reg;
+    res_seq <= lat_seq1_reg;
+    res_rx_tick <= lat_rx1_reg;
+    lat_raw_reg <= {2'b00, lat_ticks_reg, 4'd0} - {20'd0, cal_total_reg};
+
+    // stage 3: saturate (a TX stamp "in the future" shows as a huge difference)
+    res_valid <= lat_valid2_reg;
+    if (lat_raw_reg[53]) begin
+        res_latency <= 32'd0;
+    end else if (lat_raw_reg[52:32] != 0) begin
+        res_latency <= 32'hFFFFFFFF;
+    end else begin
+        res_latency <= lat_raw_reg[31:0];
+    end
+    if (lat_valid2_reg && (lat_raw_reg[53] || lat_raw_reg[52:32] != 0))
+        lat_clamped_reg <= lat_clamped_reg + 64'd1;
+
+    if (end_valid_reg) begin
+        rx_frames_reg <= rx_frames_reg + 64'd1;
+        rx_bytes_reg <= rx_bytes_reg + {48'd0, end_len_reg};
+        if (is_runt)    runts_reg <= runts_reg + 64'd1;
+        if (is_giant)   giants_reg <= giants_reg + 64'd1;
+        if (is_bad)     fcs_errors_reg <= fcs_errors_reg + 64'd1;
+        if (is_test)    test_frames_reg <= test_frames_reg + 64'd1;
+        if (is_other)   other_stream_reg <= other_stream_reg + 64'd1;
+        if (is_foreign) foreign_reg <= foreign_reg + 64'd1;
+    end
+
+    if (ctl_snapshot) begin
+        stat_rx_frames <= rx_frames_reg;
+        stat_rx_bytes <= rx_bytes_reg;
+        stat_test_frames <= test_frames_reg;
+        stat_fcs_errors <= fcs_errors_reg;
+        stat_runts <= runts_reg;
+        stat_giants <= giants_reg;
+        stat_foreign <= foreign_reg;
+        stat_other_stream <= other_stream_reg;
+        stat_lat_clamped <= lat_clamped_reg;
+    end
+
+    if (ctl_clear || rst) begin
+        rx_frames_reg <= 64'd0;
+        rx_bytes_reg <= 64'd0;
+        test_frames_reg <= 64'd0;
+        fcs_errors_reg <= 64'd0;
+        runts_reg <= 64'd0;
+        giants_reg <= 64'd0;
+        foreign_reg <= 64'd0;
+        other_stream_reg <= 64'd0;
+        lat_clamped_reg <= 64'd0;
+    end
+    if (rst) begin
+        lat_valid1_reg <= 1'b0;
+        lat_valid2_reg <= 1'b0;
+        res_valid <= 1'b0;
+        stat_rx_frames <= 64'd0;
+        stat_rx_bytes <= 64'd0;
+        stat_test_frames <= 64'd0;
+        stat_fcs_errors <= 64'd0;
+        stat_runts <= 64'd0;
+        stat_giants <= 64'd0;
+        stat_foreign <= 64'd0;
+        stat_other_stream <= 64'd0;
+        stat_lat_clamped <= 64'd0;
+    end
+end
+
+endmodule
+
+`resetall

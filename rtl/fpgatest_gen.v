@@ -1,0 +1,480 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// fpgatest_gen: test-frame generator (raw Ethernet / IPv4-UDP / IPv6-UDP, optional 802.1Q) on 8-bit GMII.
+
+`resetall
+`timescale 1ns / 1ps
+`default_nettype none
+
+/*
+ * One byte per clock. Every frame is preamble + SFD + header + 18-byte signature + zero padding + FCS,
+ * followed by an idle gap. The signature (docs/frame-format.md) carries stream id, 48-bit sequence
+ * number, the low 48 bits of the TX tick and a CRC-32 check keyed with the magic "FPGT".
+ * All settings are copied when the run starts, so changing registers mid-run never bends a frame.
+ */
+module fpgatest_gen (
+    input  wire         clk,
+    input  wire         rst,
+    input  wire [63:0]  time_tick,
+
+    // control
+    input  wire         ctl_start,            // start a run with the current settings (pulse)
+    input  wire         ctl_stop,             // stop after the frame on the wire (pulse)
+    input  wire         ctl_clear,            // clear the counters (pulse)
+    input  wire         ctl_snapshot,         // latch the counters (pulse)
+
+    // configuration
+    input  wire [1:0]   cfg_proto,            // 0 raw Ethernet, 1 IPv4/UDP, 2 IPv6/UDP
+    input  wire         cfg_vlan_en,          // insert an 802.1Q tag
+    input  wire [15:0]  cfg_vlan_tci,         // 802.1Q tag control (PCP, DEI, VID)
+    input  wire [47:0]  cfg_dst_mac,          // destination MAC
+    input  wire [47:0]  cfg_src_mac,          // source MAC
+    input  wire [15:0]  cfg_ethertype,        // EtherType of raw Ethernet frames
+    input  wire [7:0]   cfg_ip_ttl,           // IPv4 TTL / IPv6 hop limit
+    input  wire [7:0]   cfg_ip_tos,           // IPv4 TOS / IPv6 traffic class
+    input  wire [127:0] cfg_src_ip,           // source address (IPv4 in the low 32 bits)
+    input  wire [127:0] cfg_dst_ip,           // destination address (IPv4 in the low 32 bits)
+    input  wire [15:0]  cfg_udp_src,          // UDP source port
+    input  wire [15:0]  cfg_udp_dst,          // UDP destination port
+    input  wire [15:0]  cfg_stream_id,        // stream id written into the signature
+    input  wire [47:0]  cfg_seq_start,        // sequence number of the first frame
+    input  wire [15:0]  cfg_size,             // frame size in bytes incl. FCS, excl. preamble (64..16383)
+    input  wire [31:0]  cfg_ifg,              // idle gap after each frame in bytes (>= 12)
+    input  wire [31:0]  cfg_ifg_frac_num,     // extra fractional gap numerator in bytes (< den)
+    input  wire [31:0]  cfg_ifg_frac_den,     // extra fractional gap denominator (0 = none)
+    input  wire [31:0]  cfg_burst_len,        // frames per burst (0 = no bursts)
+    input  wire [31:0]  cfg_burst_gap,        // idle gap after each burst in bytes (>= 12)
+    input  wire [63:0]  cfg_count,            // frames to send (0 = until stopped)
+
+    // GMII transmit
+    output reg  [7:0]   gmii_txd,
+    output reg          gmii_tx_en,
+    output wire         gmii_tx_er,
+
+    // status
+    output wire         stat_busy,            // a run is in progress
+    output reg  [7:0]   stat_error,           // why the last start was refused (bits, see docs)
+    output reg  [63:0]  stat_tx_frames,       // frames sent (snapshot)
+    output reg  [63:0]  stat_tx_bytes,        // bytes sent, frame bytes incl. FCS, excl. preamble (snapshot)
+    output reg  [47:0]  stat_seq_next         // sequence number of the next frame
+);
+
+`include "fpgatest_crc32.vh"
+
+localparam [31:0] SIG_MAGIC = 32'h46504754;   // "FPGT", initial value of the signature check CRC
+localparam        MAX_SIZE  = 16383;
+localparam        MIN_GAP   = 12;
+
+localparam PROTO_RAW = 2'd0, PROTO_IPV4 = 2'd1, PROTO_IPV6 = 2'd2;
+
+localparam [7:0] ERR_SIZE = 8'h01, ERR_IFG = 8'h02, ERR_BURST_GAP = 8'h04, ERR_FRAC = 8'h08,
+                 ERR_PROTO = 8'h10;
+
+localparam [1:0] ST_IDLE = 2'd0, ST_PREP = 2'd1, ST_FRAME = 2'd2, ST_GAP = 2'd3;
+
+// ---------------------------------------------------------------------------------------------
+// settings check, from the live registers, at start
+// ---------------------------------------------------------------------------------------------
+wire [15:0] l2_len_cfg   = cfg_vlan_en ? 16'd18 : 16'd14;
+wire [15:0] l34_len_cfg  = cfg_proto == PROTO_IPV4 ? 16'd28 : cfg_proto == PROTO_IPV6 ? 16'd48 : 16'd0;
+wire [15:0] need_len_cfg = l2_len_cfg + l34_len_cfg + 16'd18 + 16'd4;
+wire [15:0] min_size_cfg = need_len_cfg > 16'd64 ? need_len_cfg : 16'd64;
+
+wire [7:0] cfg_errors =
+    (cfg_proto == 2'd3 ? ERR_PROTO : 8'h00) |
+    ((cfg_size < min_size_cfg || cfg_size > MAX_SIZE) ? ERR_SIZE : 8'h00) |
+    (cfg_ifg < MIN_GAP ? ERR_IFG : 8'h00) |
+    ((cfg_burst_len != 0 && cfg_burst_gap < MIN_GAP) ? ERR_BURST_GAP : 8'h00) |
+    ((cfg_ifg_frac_den != 0 && cfg_ifg_frac_num >= cfg_ifg_frac_den) ? ERR_FRAC : 8'h00);
+
+// ---------------------------------------------------------------------------------------------
+// settings of the running stream (copied at start)
+// ---------------------------------------------------------------------------------------------
+reg [1:0]   proto_reg;
+reg         vlan_en_reg;
+reg [15:0]  vlan_tci_reg;
+reg [47:0]  dst_mac_reg, src_mac_reg;
+reg [15:0]  ethertype_reg;
+reg [7:0]   ttl_reg, tos_reg;
+reg [127:0] src_ip_reg, dst_ip_reg;
+reg [15:0]  udp_src_reg, udp_dst_reg, stream_reg;
+reg [15:0]  size_reg;
+reg [31:0]  ifg_reg, frac_num_reg, frac_den_reg, burst_len_reg, burst_gap_reg;
+reg [63:0]  count_reg;
+
+// derived per-run lengths and constant checksum parts (registered; settle during ST_PREP)
+reg [15:0]  l2_len_reg, udp_off_reg, sig_off_reg, data_len_reg, l3_len_reg, udp_len_reg;
+reg [15:0]  ethertype_eff_reg;
+reg [19:0]  ip_const_a_reg, ip_const_b_reg, ip_const_reg;
+reg [20:0]  udp_const_part_reg [0:3];
+reg [22:0]  udp_const_reg;
+
+wire is_ipv4 = proto_reg == PROTO_IPV4;
+wire is_ipv6 = proto_reg == PROTO_IPV6;
+wire [127:0] src_ip_eff = is_ipv6 ? src_ip_reg : {96'd0, src_ip_reg[31:0]};
+wire [127:0] dst_ip_eff = is_ipv6 ? dst_ip_reg : {96'd0, dst_ip_reg[31:0]};
+
+integer w;
+always @(posedge clk) begin
+    l2_len_reg   <= vlan_en_reg ? 16'd18 : 16'd14;
+    udp_off_reg  <= l2_len_reg + (is_ipv6 ? 16'd40 : 16'd20);
+    sig_off_reg  <= l2_len_reg + (is_ipv4 ? 16'd28 : is_ipv6 ? 16'd48 : 16'd0);
+    data_len_reg <= size_reg - 16'd4;
+    l3_len_reg   <= size_reg - 16'd4 - l2_len_reg;
+    udp_len_reg  <= size_reg - 16'd4 - l2_len_reg - (is_ipv6 ? 16'd40 : 16'd20);
+    ethertype_eff_reg <= is_ipv4 ? 16'h0800 : is_ipv6 ? 16'h86DD : ethertype_reg;
+
+    // IPv4 header words that do not change per frame (length and id are added per frame)
+    ip_const_a_reg <= {8'h45, tos_reg} + 16'h4000 + {ttl_reg, 8'd17};
+    ip_const_b_reg <= src_ip_reg[31:16] + src_ip_reg[15:0] + dst_ip_reg[31:16] + dst_ip_reg[15:0];
+    ip_const_reg   <= ip_const_a_reg + ip_const_b_reg;
+
+    // UDP checksum: pseudo-header addresses + protocol + ports + stream id
+    for (w = 0; w < 4; w = w + 1)
+        udp_const_part_reg[w] <= src_ip_eff[32*w+31 -: 16] + src_ip_eff[32*w+15 -: 16] +
+                                 dst_ip_eff[32*w+31 -: 16] + dst_ip_eff[32*w+15 -: 16];
+    udp_const_reg <= udp_const_part_reg[0] + udp_const_part_reg[1] + udp_const_part_reg[2] +
+                     udp_const_part_reg[3] + 16'd17 + udp_src_reg + udp_dst_reg + stream_reg;
+end
+
+// ---------------------------------------------------------------------------------------------
+// run control
+// ---------------------------------------------------------------------------------------------
+reg [1:0]  state_reg;
+reg [15:0] pos_reg;            // byte position in preamble + frame
+reg [31:0] gap_cnt_reg;
+reg [2:0]  prep_cnt_reg;
+reg        stop_req_reg;
+reg [63:0] run_frames_reg;     // frames started in this run
+reg [31:0] burst_cnt_reg;
+reg [31:0] frac_acc_reg;
+reg [47:0] seq_cur_reg;
+
+// per-frame values
+reg [47:0] frame_seq_reg;
+reg [47:0] frame_ts_reg;
+reg [111:0] sig_shift_reg;
+reg [31:0] check_crc_reg;
+reg [23:0] udp_sum_reg;
+reg [15:0] udp_csum_reg;
+reg [19:0] ip_sum_reg;
+reg [15:0] ip_csum_reg;
+
+assign stat_busy = state_reg != ST_IDLE;
+
+wire frame_last_pos = pos_reg == size_reg + 16'd7;
+wire run_done = (count_reg != 0 && run_frames_reg == count_reg) || stop_req_reg;
+
+// gap after the frame now ending: burst gap at the end of a burst, else IFG plus fractional byte
+wire        burst_end  = burst_len_reg != 0 && burst_cnt_reg == burst_len_reg - 1;
+wire [32:0] frac_sum   = {1'b0, frac_acc_reg} + {1'b0, frac_num_reg};
+wire        frac_carry = frac_den_reg != 0 && frac_sum >= {1'b0, frac_den_reg};
+wire [31:0] gap_bytes  = burst_end ? burst_gap_reg : ifg_reg + {31'd0, frac_carry};
+
+// stamp: tick counter value while the SFD byte is on gmii_txd (pos 0 -> stage A -> stage B = 9 clocks)
+localparam [15:0] TS_LEAD = 16'd9;
+
+always @(posedge clk) begin
+    case (state_reg)
+        ST_IDLE: begin
+            if (ctl_start) begin
+                stat_error <= cfg_errors;
+                if (cfg_errors == 8'h00) begin
+                    proto_reg     <= cfg_proto;
+                    vlan_en_reg   <= cfg_vlan_en;
+                    vlan_tci_reg  <= cfg_vlan_tci;
+                    dst_mac_reg   <= cfg_dst_mac;
+                    src_mac_reg   <= cfg_src_mac;
+                    ethertype_reg <= cfg_ethertype;
+                    ttl_reg       <= cfg_ip_ttl;
+                    tos_reg       <= cfg_ip_tos;
+                    src_ip_reg    <= cfg_src_ip;
+                    dst_ip_reg    <= cfg_dst_ip;
+                    udp_src_reg   <= cfg_udp_src;
+                    udp_dst_reg   <= cfg_udp_dst;
+                    stream_reg    <= cfg_stream_id;
+                    size_reg      <= cfg_size;
+                    ifg_reg       <= cfg_ifg;
+                    frac_num_reg  <= cfg_ifg_frac_num;
+                    frac_den_reg  <= cfg_ifg_frac_den;
+                    burst_len_reg <= cfg_burst_len;
+                    burst_gap_reg <= cfg_burst_gap;
+                    count_reg     <= cfg_count;
+                    seq_cur_reg   <= cfg_seq_start;
+                    stat_seq_next <= cfg_seq_start;
+                    run_frames_reg <= 64'd0;
+                    burst_cnt_reg <= 32'd0;
+                    frac_acc_reg  <= 32'd0;
+                    stop_req_reg  <= 1'b0;
+                    prep_cnt_reg  <= 3'd0;
+                    state_reg     <= ST_PREP;
+                end
+            end
+        end
+        ST_PREP: begin
+            // let the derived registers settle from the new settings
+            prep_cnt_reg <= prep_cnt_reg + 3'd1;
+            if (prep_cnt_reg == 3'd7) begin
+                state_reg <= ST_FRAME;
+                pos_reg <= 16'd0;
+            end
+            if (ctl_stop)
+                state_reg <= ST_IDLE;
+        end
+        ST_FRAME: begin
+            pos_reg <= pos_reg + 16'd1;
+            if (pos_reg == 16'd0) begin
+                run_frames_reg <= run_frames_reg + 64'd1;
+                seq_cur_reg <= seq_cur_reg + 48'd1;
+                stat_seq_next <= seq_cur_reg + 48'd1;
+            end
+            if (frame_last_pos) begin
+                if (burst_end)
+                    burst_cnt_reg <= 32'd0;
+                else
+                    burst_cnt_reg <= burst_cnt_reg + 32'd1;
+                if (!burst_end && frac_den_reg != 0)
+                    frac_acc_reg <= frac_carry ? frac_sum[31:0] - frac_den_reg : frac_sum[31:0];
+                gap_cnt_reg <= gap_bytes - 32'd1;
+                state_reg <= ST_GAP;
+            end
+        end
+        ST_GAP: begin
+            gap_cnt_reg <= gap_cnt_reg - 32'd1;
+            if (gap_cnt_reg == 32'd0) begin
+                if (run_done) begin
+                    state_reg <= ST_IDLE;
+                end else begin
+                    state_reg <= ST_FRAME;
+                    pos_reg <= 16'd0;
+                end
+            end
+        end
+    endcase
+
+    if (ctl_stop && state_reg != ST_IDLE)
+        stop_req_reg <= 1'b1;
+
+    if (rst) begin
+        state_reg <= ST_IDLE;
+        stat_error <= 8'h00;
+        stat_seq_next <= 48'd0;
+        stop_req_reg <= 1'b0;
+        pos_reg <= 16'd0;
+        // settings start as a valid minimal stream so that derived registers are defined
+        proto_reg <= PROTO_RAW;
+        vlan_en_reg <= 1'b0;
+        size_reg <= 16'd64;
+    end
+end
+
+// ---------------------------------------------------------------------------------------------
+// per-frame preparation during the preamble: stamp, signature check, checksums
+// ---------------------------------------------------------------------------------------------
+always @(posedge clk) begin
+    if (state_reg == ST_FRAME) begin
+        if (pos_reg == 16'd0) begin
+            frame_seq_reg <= seq_cur_reg;
+            frame_ts_reg  <= time_tick[47:0] + {32'd0, TS_LEAD};
+            check_crc_reg <= SIG_MAGIC;
+            sig_shift_reg <= {stream_reg, seq_cur_reg, time_tick[47:0] + {32'd0, TS_LEAD}};
+            ip_sum_reg    <= ip_const_reg + l3_len_reg + seq_cur_reg[15:0];
+            udp_sum_reg   <= udp_const_reg + {udp_len_reg, 1'b0};
+        end else if (pos_reg <= 16'd14) begin
+            // signature check: CRC-32 over stream id, sequence number and TX stamp (14 bytes)
+            check_crc_reg <= crc32_byte(check_crc_reg, sig_shift_reg[111:104]);
+            sig_shift_reg <= {sig_shift_reg[103:0], 8'd0};
+        end
+        case (pos_reg)
+            16'd1:  udp_sum_reg <= udp_sum_reg + frame_seq_reg[47:32];
+            16'd2:  udp_sum_reg <= udp_sum_reg + frame_seq_reg[31:16];
+            16'd3:  udp_sum_reg <= udp_sum_reg + frame_seq_reg[15:0];
+            16'd4:  udp_sum_reg <= udp_sum_reg + frame_ts_reg[47:32];
+            16'd5:  udp_sum_reg <= udp_sum_reg + frame_ts_reg[31:16];
+            16'd6:  udp_sum_reg <= udp_sum_reg + frame_ts_reg[15:0];
+            16'd15: udp_sum_reg <= udp_sum_reg + check_crc_reg[31:16];
+            16'd16: udp_sum_reg <= udp_sum_reg + check_crc_reg[15:0];
+            16'd17: udp_sum_reg <= udp_sum_reg[15:0] + udp_sum_reg[23:16];
+            16'd18: udp_sum_reg <= udp_sum_reg[15:0] + udp_sum_reg[23:16];
+            // an all-zero UDP checksum means "none"; its one's-complement twin 0xFFFF is sent instead
+            16'd19: udp_csum_reg <= (~udp_sum_reg[15:0] == 16'd0) ? 16'hFFFF : ~udp_sum_reg[15:0];
+            default: ;
+        endcase
+        case (pos_reg)
+            16'd1: ip_sum_reg <= ip_sum_reg[15:0] + ip_sum_reg[19:16];
+            16'd2: ip_sum_reg <= ip_sum_reg[15:0] + ip_sum_reg[19:16];
+            16'd3: ip_csum_reg <= ~ip_sum_reg[15:0];
+            default: ;
+        endcase
+    end
+end
+
+// ---------------------------------------------------------------------------------------------
+// stage A: the byte at pos_reg
+// ---------------------------------------------------------------------------------------------
+wire [15:0] d   = pos_reg - 16'd8;          // index into the frame (after SFD)
+wire [15:0] r3  = d - l2_len_reg;           // index into the IP header
+wire [15:0] r4  = d - udp_off_reg;          // index into the UDP header
+wire [15:0] rs  = d - sig_off_reg;          // index into the signature
+
+function [7:0] byte_of_128(input [127:0] v, input [15:0] i);
+    byte_of_128 = v[127 - 8*i[3:0] -: 8];
+endfunction
+
+function [7:0] byte_of_48(input [47:0] v, input [15:0] i);
+    byte_of_48 = v[47 - 8*i[2:0] -: 8];
+endfunction
+
+wire [1:0] check_idx = rs[1:0] - 2'd2;      // signature bytes 14..17 are the check, MSB first
+
+reg [7:0] hdr_byte;
+always @* begin
+    hdr_byte = 8'h00;
+    if (d < 16'd6) begin
+        hdr_byte = byte_of_48(dst_mac_reg, d);
+    end else if (d < 16'd12) begin
+        hdr_byte = byte_of_48(src_mac_reg, d - 16'd6);
+    end else if (d < l2_len_reg - 16'd2) begin
+        case (d[1:0])
+            2'd0: hdr_byte = 8'h81;
+            2'd1: hdr_byte = 8'h00;
+            2'd2: hdr_byte = vlan_tci_reg[15:8];
+            default: hdr_byte = vlan_tci_reg[7:0];
+        endcase
+    end else if (d < l2_len_reg) begin
+        hdr_byte = d == l2_len_reg - 16'd2 ? ethertype_eff_reg[15:8] : ethertype_eff_reg[7:0];
+    end else if (is_ipv4 && r3 < 16'd20) begin
+        case (r3[4:0])
+            5'd0:  hdr_byte = 8'h45;
+            5'd1:  hdr_byte = tos_reg;
+            5'd2:  hdr_byte = l3_len_reg[15:8];
+            5'd3:  hdr_byte = l3_len_reg[7:0];
+            5'd4:  hdr_byte = frame_seq_reg[15:8];
+            5'd5:  hdr_byte = frame_seq_reg[7:0];
+            5'd6:  hdr_byte = 8'h40;              // don't fragment
+            5'd7:  hdr_byte = 8'h00;
+            5'd8:  hdr_byte = ttl_reg;
+            5'd9:  hdr_byte = 8'd17;
+            5'd10: hdr_byte = ip_csum_reg[15:8];
+            5'd11: hdr_byte = ip_csum_reg[7:0];
+            5'd12: hdr_byte = src_ip_reg[31:24];
+            5'd13: hdr_byte = src_ip_reg[23:16];
+            5'd14: hdr_byte = src_ip_reg[15:8];
+            5'd15: hdr_byte = src_ip_reg[7:0];
+            5'd16: hdr_byte = dst_ip_reg[31:24];
+            5'd17: hdr_byte = dst_ip_reg[23:16];
+            5'd18: hdr_byte = dst_ip_reg[15:8];
+            default: hdr_byte = dst_ip_reg[7:0];
+        endcase
+    end else if (is_ipv6 && r3 < 16'd40) begin
+        if (r3 < 16'd8) begin
+            case (r3[2:0])
+                3'd0: hdr_byte = {4'h6, tos_reg[7:4]};
+                3'd1: hdr_byte = {tos_reg[3:0], 4'h0};
+                3'd4: hdr_byte = udp_len_reg[15:8];
+                3'd5: hdr_byte = udp_len_reg[7:0];
+                3'd6: hdr_byte = 8'd17;
+                3'd7: hdr_byte = ttl_reg;
+                default: hdr_byte = 8'h00;        // flow label 0
+            endcase
+        end else if (r3 < 16'd24) begin
+            hdr_byte = byte_of_128(src_ip_reg, r3 - 16'd8);
+        end else begin
+            hdr_byte = byte_of_128(dst_ip_reg, r3 - 16'd24);
+        end
+    end else if ((is_ipv4 || is_ipv6) && r4 < 16'd8) begin
+        case (r4[2:0])
+            3'd0: hdr_byte = udp_src_reg[15:8];
+            3'd1: hdr_byte = udp_src_reg[7:0];
+            3'd2: hdr_byte = udp_dst_reg[15:8];
+            3'd3: hdr_byte = udp_dst_reg[7:0];
+            3'd4: hdr_byte = udp_len_reg[15:8];
+            3'd5: hdr_byte = udp_len_reg[7:0];
+            3'd6: hdr_byte = udp_csum_reg[15:8];
+            default: hdr_byte = udp_csum_reg[7:0];
+        endcase
+    end else if (rs < 16'd18) begin
+        if (rs < 16'd2)
+            hdr_byte = rs[0] ? stream_reg[7:0] : stream_reg[15:8];
+        else if (rs < 16'd8)
+            hdr_byte = byte_of_48(frame_seq_reg, rs - 16'd2);
+        else if (rs < 16'd14)
+            hdr_byte = byte_of_48(frame_ts_reg, rs - 16'd8);
+        else
+            hdr_byte = check_crc_reg[31 - 8*check_idx -: 8];
+    end
+end
+
+reg        a_en_reg, a_data_reg, a_fcs_reg, a_sfd_reg;
+reg [7:0]  a_byte_reg;
+reg [1:0]  a_fcs_idx_reg;
+
+always @(posedge clk) begin
+    a_en_reg <= 1'b0;
+    a_data_reg <= 1'b0;
+    a_fcs_reg <= 1'b0;
+    a_sfd_reg <= 1'b0;
+    a_byte_reg <= 8'h00;
+    if (state_reg == ST_FRAME) begin
+        a_en_reg <= 1'b1;
+        if (pos_reg < 16'd7) begin
+            a_byte_reg <= 8'h55;
+        end else if (pos_reg == 16'd7) begin
+            a_byte_reg <= 8'hD5;
+            a_sfd_reg <= 1'b1;
+        end else if (d < data_len_reg) begin
+            a_byte_reg <= hdr_byte;
+            a_data_reg <= 1'b1;
+        end else begin
+            a_fcs_reg <= 1'b1;
+            a_fcs_idx_reg <= d[1:0] - data_len_reg[1:0];
+        end
+    end
+    if (rst)
+        a_en_reg <= 1'b0;
+end
+
+// ---------------------------------------------------------------------------------------------
+// stage B: FCS and GMII output
+// ---------------------------------------------------------------------------------------------
+reg [31:0] fcs_crc_reg;
+reg [63:0] tx_frames_reg, tx_bytes_reg;
+wire [31:0] fcs_value = ~fcs_crc_reg;
+
+assign gmii_tx_er = 1'b0;
+
+always @(posedge clk) begin
+    gmii_tx_en <= a_en_reg;
+    gmii_txd <= a_byte_reg;
+    if (a_sfd_reg)
+        fcs_crc_reg <= 32'hFFFFFFFF;
+    if (a_data_reg)
+        fcs_crc_reg <= crc32_byte(fcs_crc_reg, a_byte_reg);
+    if (a_fcs_reg)
+        gmii_txd <= fcs_value[8*a_fcs_idx_reg +: 8];
+
+    // a frame counts once its SFD is out; the snapshot includes a frame counted in the same clock
+    if (ctl_snapshot) begin
+        stat_tx_frames <= tx_frames_reg + {63'd0, a_sfd_reg};
+        stat_tx_bytes <= tx_bytes_reg + (a_sfd_reg ? {48'd0, size_reg} : 64'd0);
+    end
+    if (ctl_clear) begin
+        tx_frames_reg <= 64'd0;
+        tx_bytes_reg <= 64'd0;
+    end else if (a_sfd_reg) begin
+        tx_frames_reg <= tx_frames_reg + 64'd1;
+        tx_bytes_reg <= tx_bytes_reg + {48'd0, size_reg};
+    end
+
+    if (rst) begin
+        gmii_tx_en <= 1'b0;
+        gmii_txd <= 8'h00;
+        tx_frames_reg <= 64'd0;
+        tx_bytes_reg <= 64'd0;
+        stat_tx_frames <= 64'd0;
+        stat_tx_bytes <= 64'd0;
+    end
+end
+
+endmodule
+
+`resetall

@@ -1,0 +1,306 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// fpgatest_latency_stats: latency count/min/max/sum/sum of squares/last, 64-bin histogram and a sample FIFO, latched by one snapshot.
+
+`resetall
+`timescale 1ns / 1ps
+`default_nettype none
+
+/*
+ * Latencies are in 1/16 tick (0.5 ns). Widths hold a year at line rate: 1.49e6 frames/s * 3.2e7 s
+ * = 2^45.4 frames, so sum < 2^78 (80 bits) and sum of squares < 2^110 (128 bits).
+ * ctl_snapshot latches everything at one clock edge, histogram included: the histogram engine sees
+ * the snapshot as a marker in its queue right after the last update before the edge, and copies the
+ * live bins to the readable bank (stat_hist_busy while copying, 66 clocks). ctl_clear with
+ * ctl_snapshot gives an interval measurement with no frame missed or counted twice.
+ */
+module fpgatest_latency_stats #(
+    parameter SAMPLE_DEPTH_LOG2 = 9
+) (
+    input  wire         clk,
+    input  wire         rst,
+
+    // per test frame
+    input  wire         res_valid,
+    input  wire [47:0]  res_seq,
+    input  wire [31:0]  res_latency,
+    input  wire [63:0]  res_rx_tick,
+
+    // control
+    input  wire         ctl_snapshot,        // latch all statistics (pulse)
+    input  wire         ctl_clear,           // clear all statistics and samples (pulse)
+    input  wire         ctl_sample_pop,      // move the oldest sample to stat_sample_* (pulse)
+
+    // configuration
+    input  wire [31:0]  cfg_hist_base,       // lower edge of bin 0, 1/16 tick
+    input  wire [4:0]   cfg_hist_shift,      // bin width = 2^shift (1/16 tick)
+    input  wire [5:0]   cfg_hist_addr,       // bin shown in stat_hist_count
+    input  wire [31:0]  cfg_sample_every,    // capture every Nth test frame (0 = off)
+
+    // status (snapshot)
+    output reg  [63:0]  stat_lat_count,      // test frames measured
+    output reg  [31:0]  stat_lat_min,        // smallest latency, 1/16 tick (0xFFFFFFFF when none)
+    output reg  [31:0]  stat_lat_max,        // largest latency, 1/16 tick
+    output reg  [31:0]  stat_lat_last,       // latency of the latest test frame, 1/16 tick
+    output reg  [79:0]  stat_lat_sum,        // sum of latencies, 1/16 tick
+    output reg  [127:0] stat_lat_sumsq,      // sum of squared latencies, (1/16 tick)^2
+    output reg  [63:0]  stat_hist_below,     // latencies below the histogram base
+    output reg  [63:0]  stat_hist_above,     // latencies beyond bin 63
+    output reg  [47:0]  stat_hist_count,     // snapshot count of bin cfg_hist_addr
+    output wire         stat_hist_busy,      // histogram snapshot/clear still being copied
+
+    // samples
+    output reg          stat_sample_valid,   // the last pop returned a sample
+    output reg  [47:0]  stat_sample_seq,     // sample: sequence number
+    output reg  [63:0]  stat_sample_rx_tick, // sample: RX tick
+    output reg  [31:0]  stat_sample_latency, // sample: latency, 1/16 tick
+    output reg  [15:0]  stat_sample_level,   // samples waiting
+    output reg  [31:0]  stat_sample_dropped  // samples lost to a full FIFO
+);
+
+// ---------------------------------------------------------------------------------------------
+// square pipeline: every statistic updates at stage 2 so they stay consistent
+// ---------------------------------------------------------------------------------------------
+reg        v1_reg, v2_reg;
+reg [31:0] lat1_reg, lat2_reg;
+reg [47:0] seq1_reg, seq2_reg;
+reg [63:0] rx1_reg, rx2_reg;
+reg [31:0] p_hh_reg, p_hl_reg, p_ll_reg;
+reg [63:0] sq2_reg;
+
+always @(posedge clk) begin
+    v1_reg <= res_valid;
+    lat1_reg <= res_latency;
+    seq1_reg <= res_seq;
+    rx1_reg <= res_rx_tick;
+    p_hh_reg <= res_latency[31:16] * res_latency[31:16];
+    p_hl_reg <= res_latency[31:16] * res_latency[15:0];
+    p_ll_reg <= res_latency[15:0] * res_latency[15:0];
+
+    v2_reg <= v1_reg;
+    lat2_reg <= lat1_reg;
+    seq2_reg <= seq1_reg;
+    rx2_reg <= rx1_reg;
+    sq2_reg <= {p_hh_reg, 32'd0} + {15'd0, p_hl_reg, 17'd0} + {32'd0, p_ll_reg};
+
+    if (rst) begin
+        v1_reg <= 1'b0;
+        v2_reg <= 1'b0;
+    end
+end
+
+// histogram bin of stage-2 latency
+wire [32:0] rel = {1'b0, lat2_reg} - {1'b0, cfg_hist_base};
+wire        below = rel[32];
+wire [31:0] bin_wide = rel[31:0] >> cfg_hist_shift;
+wire        above = !below && bin_wide > 32'd63;
+wire [5:0]  bin = bin_wide[5:0];
+
+// ---------------------------------------------------------------------------------------------
+// scalar statistics
+// ---------------------------------------------------------------------------------------------
+reg [63:0]  count_reg, below_reg, above_reg;
+reg [31:0]  min_reg, max_reg, last_reg;
+reg [79:0]  sum_reg;
+reg [127:0] sumsq_reg;
+
+reg [63:0]  count_next, below_next, above_next;
+reg [31:0]  min_next, max_next, last_next;
+reg [79:0]  sum_next;
+reg [127:0] sumsq_next;
+
+always @* begin
+    count_next = count_reg;
+    below_next = below_reg;
+    above_next = above_reg;
+    min_next = min_reg;
+    max_next = max_reg;
+    last_next = last_reg;
+    sum_next = sum_reg;
+    sumsq_next = sumsq_reg;
+    if (v2_reg) begin
+        count_next = count_reg + 64'd1;
+        if (below) below_next = below_reg + 64'd1;
+        if (above) above_next = above_reg + 64'd1;
+        if (lat2_reg < min_reg) min_next = lat2_reg;
+        if (lat2_reg > max_reg) max_next = lat2_reg;
+        last_next = lat2_reg;
+        sum_next = sum_reg + {48'd0, lat2_reg};
+        sumsq_next = sumsq_reg + {64'd0, sq2_reg};
+    end
+end
+
+always @(posedge clk) begin
+    count_reg <= count_next;
+    below_reg <= below_next;
+    above_reg <= above_next;
+    min_reg <= min_next;
+    max_reg <= max_next;
+    last_reg <= last_next;
+    sum_reg <= sum_next;
+    sumsq_reg <= sumsq_next;
+
+    if (ctl_snapshot) begin
+        stat_lat_count <= count_next;
+        stat_hist_below <= below_next;
+        stat_hist_above <= above_next;
+        stat_lat_min <= min_next;
+        stat_lat_max <= max_next;
+        stat_lat_last <= last_next;
+        stat_lat_sum <= sum_next;
+        stat_lat_sumsq <= sumsq_next;
+    end
+
+    if (ctl_clear || rst) begin
+        count_reg <= 64'd0;
+        below_reg <= 64'd0;
+        above_reg <= 64'd0;
+        min_reg <= 32'hFFFFFFFF;
+        max_reg <= 32'd0;
+        last_reg <= 32'd0;
+        sum_reg <= 80'd0;
+        sumsq_reg <= 128'd0;
+    end
+    if (rst) begin
+        stat_lat_count <= 64'd0;
+        stat_hist_below <= 64'd0;
+        stat_hist_above <= 64'd0;
+        stat_lat_min <= 32'hFFFFFFFF;
+        stat_lat_max <= 32'd0;
+        stat_lat_last <= 32'd0;
+        stat_lat_sum <= 80'd0;
+        stat_lat_sumsq <= 128'd0;
+    end
+end
+
+// ---------------------------------------------------------------------------------------------
+// histogram: queue of {update, bin, snapshot, clear}, one engine, live and readable banks
+// ---------------------------------------------------------------------------------------------
+localparam QW = 1 + 6 + 1 + 1;
+reg  [QW-1:0] queue_mem [0:7];
+reg  [3:0]    q_wr_reg, q_rd_reg;
+wire          q_empty = q_wr_reg == q_rd_reg;
+wire          q_push = (v2_reg && !below && !above) || ctl_snapshot || ctl_clear;
+
+reg  [47:0]   live_mem [0:63];
+reg  [47:0]   shadow_mem [0:63];
+
+localparam [1:0] H_IDLE = 2'd0, H_UPDATE = 2'd1, H_COPY = 2'd2;
+reg  [1:0]    h_state_reg;
+reg  [QW-1:0] h_entry_reg;
+reg  [6:0]    h_addr_reg;          // copy address, one ahead of the write
+reg  [5:0]    h_wr_addr_reg;
+reg           h_wr_pending_reg;
+reg  [47:0]   h_rd_data_reg;
+
+wire          e_update = h_entry_reg[8];
+wire [5:0]    e_bin    = h_entry_reg[7:2];
+wire          e_snap   = h_entry_reg[1];
+wire          e_clear  = h_entry_reg[0];
+
+assign stat_hist_busy = !q_empty || h_state_reg != H_IDLE;
+
+always @(posedge clk) begin
+    if (q_push) begin
+        queue_mem[q_wr_reg[2:0]] <= {v2_reg && !below && !above, bin, ctl_snapshot, ctl_clear};
+        q_wr_reg <= q_wr_reg + 4'd1;
+    end
+
+    case (h_state_reg)
+        H_IDLE: begin
+            if (!q_empty) begin
+                h_entry_reg <= queue_mem[q_rd_reg[2:0]];
+                q_rd_reg <= q_rd_reg + 4'd1;
+                h_state_reg <= H_UPDATE;
+            end
+        end
+        H_UPDATE: begin
+            // read-modify-write of one bin (asynchronous read of the live bank)
+            if (e_update)
+                live_mem[e_bin] <= live_mem[e_bin] + 48'd1;
+            h_addr_reg <= 7'd0;
+            h_wr_pending_reg <= 1'b0;
+            h_state_reg <= (e_snap || e_clear) ? H_COPY : H_IDLE;
+        end
+        H_COPY: begin
+            // read bin h_addr, write it one clock later
+            if (h_addr_reg < 7'd64) begin
+                h_rd_data_reg <= live_mem[h_addr_reg[5:0]];
+                h_wr_addr_reg <= h_addr_reg[5:0];
+                h_addr_reg <= h_addr_reg + 7'd1;
+            end
+            h_wr_pending_reg <= h_addr_reg < 7'd64;
+            if (h_wr_pending_reg) begin
+                if (e_snap)
+                    shadow_mem[h_wr_addr_reg] <= h_rd_data_reg;
+                if (e_clear)
+                    live_mem[h_wr_addr_reg] <= 48'd0;
+            end
+            if (h_addr_reg == 7'd64 && !h_wr_pending_reg)
+                h_state_reg <= H_IDLE;
+        end
+        default: h_state_reg <= H_IDLE;
+    endcase
+
+    stat_hist_count <= shadow_mem[cfg_hist_addr];
+
+    if (rst) begin
+        q_wr_reg <= 4'd0;
+        q_rd_reg <= 4'd0;
+        h_state_reg <= H_IDLE;
+    end
+end
+
+// banks start at zero (FPGA RAM initial contents; reset clears through a clear marker)
+integer i;
+initial begin
+    for (i = 0; i < 64; i = i + 1) begin
+        live_mem[i] = 48'd0;
+        shadow_mem[i] = 48'd0;
+    end
+end
+
+// ---------------------------------------------------------------------------------------------
+// sample FIFO: every Nth test frame, (seq, RX tick, latency)
+// ---------------------------------------------------------------------------------------------
+localparam SA = SAMPLE_DEPTH_LOG2;
+reg  [143:0] sample_mem [0:(1<<SA)-1];
+reg  [SA:0]  s_wr_reg, s_rd_reg;
+reg  [31:0]  s_div_reg;
+wire [SA:0]  s_level = s_wr_reg - s_rd_reg;
+wire         s_full = s_level[SA];
+wire         s_take = v2_reg && cfg_sample_every != 0 && s_div_reg + 32'd1 >= cfg_sample_every;
+
+always @(posedge clk) begin
+    if (v2_reg && cfg_sample_every != 0)
+        s_div_reg <= s_take ? 32'd0 : s_div_reg + 32'd1;
+
+    if (s_take) begin
+        if (s_full) begin
+            stat_sample_dropped <= stat_sample_dropped + 32'd1;
+        end else begin
+            sample_mem[s_wr_reg[SA-1:0]] <= {seq2_reg, rx2_reg, lat2_reg};
+            s_wr_reg <= s_wr_reg + 1'b1;
+        end
+    end
+
+    if (ctl_sample_pop) begin
+        stat_sample_valid <= s_level != 0;
+        if (s_level != 0) begin
+            {stat_sample_seq, stat_sample_rx_tick, stat_sample_latency} <= sample_mem[s_rd_reg[SA-1:0]];
+            s_rd_reg <= s_rd_reg + 1'b1;
+        end
+    end
+    stat_sample_level <= s_level;
+
+    if (ctl_clear || rst) begin
+        s_wr_reg <= 0;
+        s_rd_reg <= 0;
+        s_div_reg <= 32'd0;
+        stat_sample_dropped <= 32'd0;
+        stat_sample_valid <= 1'b0;
+    end
+end
+
+endmodule
+
+`resetall

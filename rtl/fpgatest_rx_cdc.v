@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// fpgatest_rx_cdc: stamps each received SFD in the tester time base and moves frame bytes from the PHY's RX clock to the system clock.
+
+`resetall
+`timescale 1ns / 1ps
+`default_nettype none
+
+/*
+ * The PHY's receive clock may be up to +-100 ppm off the tester clock. The low STAMP_W bits of the
+ * tick counter cross into the RX domain as gray code (2-flop synchronizer), so the stamp is taken
+ * right at the SFD in the PHY clock and stays in the one time base; the checker widens it back to
+ * 64 bits. Only frame bytes (no preamble, no idle) go through the FIFO, so it drains in every gap.
+ */
+module fpgatest_rx_cdc #(
+    parameter STAMP_W    = 24,
+    parameter DEPTH_LOG2 = 5
+) (
+    // system clock domain
+    input  wire               clk,
+    input  wire               rst,
+    input  wire [63:0]        time_tick,
+
+    // GMII receive (PHY clock domain)
+    input  wire               rx_clk,
+    input  wire               rx_rst,
+    input  wire [7:0]         gmii_rxd,
+    input  wire               gmii_rx_dv,
+    input  wire               gmii_rx_er,
+
+    // frame bytes in the system clock domain
+    output wire               m_valid,
+    output wire [7:0]         m_data,
+    output wire               m_first,          // first byte after the SFD; m_stamp is valid with it
+    output wire               m_last,
+    output wire               m_err,            // with m_last: rx_er seen or bytes lost in the FIFO
+    output wire [STAMP_W-1:0] m_stamp,
+
+    // status (system clock domain)
+    output reg  [31:0]        stat_overflow     // frames damaged by a full FIFO
+);
+
+initial if (STAMP_W < 16 || STAMP_W > 32) $error("fpgatest_rx_cdc: STAMP_W out of range");
+
+// ---------------------------------------------------------------------------------------------
+// time base into the RX domain
+// ---------------------------------------------------------------------------------------------
+reg [STAMP_W-1:0] time_gray_reg;
+always @(posedge clk)
+    time_gray_reg <= time_tick[STAMP_W-1:0] ^ (time_tick[STAMP_W-1:0] >> 1);
+
+(* ASYNC_REG = "TRUE" *) reg [STAMP_W-1:0] time_gray_sync1_reg, time_gray_sync2_reg;
+reg [STAMP_W-1:0] rx_time_reg;
+
+function [STAMP_W-1:0] gray2bin(input [STAMP_W-1:0] g);
+    integer i;
+    begin
+        gray2bin[STAMP_W-1] = g[STAMP_W-1];
+        for (i = STAMP_W-2; i >= 0; i = i - 1)
+            gray2bin[i] = gray2bin[i+1] ^ g[i];
+    end
+endfunction
+
+always @(posedge rx_clk) begin
+    time_gray_sync1_reg <= time_gray_reg;
+    time_gray_sync2_reg <= time_gray_sync1_reg;
+    rx_time_reg <= gray2bin(time_gray_sync2_reg);
+end
+
+// ---------------------------------------------------------------------------------------------
+// frame delineation in the RX domain
+// ---------------------------------------------------------------------------------------------
+localparam [1:0] RX_IDLE = 2'd0, RX_PRE = 2'd1, RX_DATA = 2'd2, RX_SKIP = 2'd3;
+
+reg [1:0]         rx_state_reg;
+reg [7:0]         held_byte_reg;
+reg               held_valid_reg, held_first_reg;
+reg               frame_err_reg;
+reg [STAMP_W-1:0] stamp_reg;
+reg               lost_reg;            // a byte of this frame did not fit in the FIFO
+
+reg               wr_en;
+reg [8+3+STAMP_W-1:0] wr_data;
+wire              wr_full;
+
+always @* begin
+    wr_en = 1'b0;
+    wr_data = {held_first_reg, 1'b0, 1'b0, stamp_reg, held_byte_reg};
+    if (rx_state_reg == RX_DATA && held_valid_reg) begin
+        if (gmii_rx_dv) begin
+            wr_en = 1'b1;
+        end else begin
+            wr_en = 1'b1;
+            wr_data = {held_first_reg, 1'b1, frame_err_reg | gmii_rx_er | lost_reg | wr_full,
+                       stamp_reg, held_byte_reg};
+        end
+    end
+end
+
+reg overflow_toggle_reg;
+
+always @(posedge rx_clk) begin
+    case (rx_state_reg)
+        RX_IDLE: begin
+            held_valid_reg <= 1'b0;
+            frame_err_reg <= 1'b0;
+            lost_reg <= 1'b0;
+            if (gmii_rx_dv) begin
+                if (gmii_rxd == 8'hD5) begin
+                    rx_state_reg <= RX_DATA;
+                    stamp_reg <= rx_time_reg;
+                end else if (gmii_rxd == 8'h55) begin
+                    rx_state_reg <= RX_PRE;
+                end else begin
+                    rx_state_reg <= RX_SKIP;
+                end
+            end
+        end
+        RX_PRE: begin
+            if (!gmii_rx_dv)
+                rx_state_reg <= RX_IDLE;
+            else if (gmii_rxd == 8'hD5) begin
+                rx_state_reg <= RX_DATA;
+                stamp_reg <= rx_time_reg;
+            end else if (gmii_rxd != 8'h55)
+                rx_state_reg <= RX_SKIP;
+        end
+        RX_DATA: begin
+            if (gmii_rx_dv) begin
+                held_byte_reg <= gmii_rxd;
+                held_valid_reg <= 1'b1;
+                held_first_reg <= !held_valid_reg;
+                if (gmii_rx_er)
+                    frame_err_reg <= 1'b1;
+            end else begin
+                rx_state_reg <= RX_IDLE;
+            end
+            if (wr_en && wr_full) begin
+                lost_reg <= 1'b1;
+                if (!lost_reg)
+                    overflow_toggle_reg <= !overflow_toggle_reg;
+            end
+        end
+        default: begin
+            if (!gmii_rx_dv)
+                rx_state_reg <= RX_IDLE;
+        end
+    endcase
+    if (rx_rst) begin
+        rx_state_reg <= RX_IDLE;
+        held_valid_reg <= 1'b0;
+        overflow_toggle_reg <= 1'b0;
+    end
+end
+
+// ---------------------------------------------------------------------------------------------
+// FIFO into the system clock domain
+// ---------------------------------------------------------------------------------------------
+wire [8+3+STAMP_W-1:0] rd_data;
+
+fpgatest_async_fifo #(
+    .WIDTH      (8 + 3 + STAMP_W),
+    .DEPTH_LOG2 (DEPTH_LOG2)
+) fifo_inst (
+    .wr_clk   (rx_clk),
+    .wr_rst   (rx_rst),
+    .wr_data  (wr_data),
+    .wr_en    (wr_en),
+    .wr_full  (wr_full),
+    .rd_clk   (clk),
+    .rd_rst   (rst),
+    .rd_data  (rd_data),
+    .rd_valid (m_valid),
+    .rd_en    (1'b1)
+);
+
+assign {m_first, m_last, m_err, m_stamp, m_data} = rd_data;
+
+// count overflows in the system domain (toggle synchronizer; overflows are rare and far apart)
+(* ASYNC_REG = "TRUE" *) reg overflow_sync1_reg, overflow_sync2_reg;
+reg overflow_sync3_reg;
+always @(posedge clk) begin
+    overflow_sync1_reg <= overflow_toggle_reg;
+    overflow_sync2_reg <= overflow_sync1_reg;
+    overflow_sync3_reg <= overflow_sync2_reg;
+    if (overflow_sync3_reg != overflow_sync2_reg)
+        stat_overflow <= stat_overflow + 32'd1;
+    if (rst)
+        stat_overflow <= 32'd0;
+end
+
+endmodule
+
+`resetall

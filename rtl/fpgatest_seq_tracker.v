@@ -1,0 +1,292 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// fpgatest_seq_tracker: exact per-stream accounting of received, lost, late (reordered), duplicate and stale sequence numbers, with a loss-event FIFO.
+
+`resetall
+`timescale 1ns / 1ps
+`default_nettype none
+
+/*
+ * A window of WINDOW sequence numbers [oldest, oldest + WINDOW) is kept as a bitmap (1 = seen).
+ * `highest` is the largest sequence number seen + 1. For an arriving s (48-bit, modular):
+ *   s >= highest, inside the window    -> received (new), highest = s + 1
+ *   oldest <= s < highest, bit clear   -> received, late (reordered)
+ *   oldest <= s < highest, bit set     -> duplicate
+ *   s < oldest                         -> stale (too late to tell lost from duplicate)
+ *   s beyond the window                -> the window slides first: every retired sequence number
+ *                                         whose bit is clear is lost; runs of them are pushed to the
+ *                                         event FIFO as (first lost seq, run length).
+ * Retirement is lazy (only when the slot is needed) and ctl_flush retires everything below
+ * `highest`, e.g. after the stream ends. Whole 32-bit words retire in one clock when all-0 or all-1.
+ */
+module fpgatest_seq_tracker #(
+    parameter WINDOW_LOG2 = 10,
+    parameter EVENT_DEPTH_LOG2 = 8
+) (
+    input  wire         clk,
+    input  wire         rst,
+
+    // sequence numbers of test frames
+    input  wire         in_valid,
+    input  wire [47:0]  in_seq,
+
+    // control
+    input  wire         ctl_snapshot,        // latch counters (pulse)
+    input  wire         ctl_clear,           // forget everything (pulse)
+    input  wire         ctl_flush,           // retire the whole window: pending gaps become lost (pulse)
+    input  wire         ctl_event_pop,       // move the oldest loss event to stat_event_* (pulse)
+
+    // status (snapshot)
+    output reg  [63:0]  stat_received,       // distinct sequence numbers received
+    output reg  [63:0]  stat_lost,           // retired without being received
+    output reg  [63:0]  stat_late,           // received after a higher one (reordered)
+    output reg  [63:0]  stat_duplicate,      // received again inside the window
+    output reg  [63:0]  stat_stale,          // older than the window
+    output reg  [47:0]  stat_first_seq,      // first sequence number seen
+    output reg  [47:0]  stat_highest_seq,    // highest sequence number seen + 1
+    output reg  [47:0]  stat_oldest_seq,     // lowest sequence number still in the window
+    output reg          stat_started,        // a sequence number has been seen
+    output wire         stat_busy,           // work queued (flush or input not yet done)
+    output reg  [31:0]  stat_input_dropped,  // sequence numbers lost to a full input queue
+
+    // loss events
+    output reg          stat_event_valid,    // the last pop returned an event
+    output reg  [47:0]  stat_event_first,    // loss event: first lost sequence number
+    output reg  [31:0]  stat_event_length,   // loss event: consecutive numbers lost
+    output reg  [15:0]  stat_event_level,    // loss events waiting
+    output reg  [31:0]  stat_event_dropped   // events lost to a full event FIFO
+);
+
+initial if (WINDOW_LOG2 < 6 || WINDOW_LOG2 > 16) $error("fpgatest_seq_tracker: WINDOW_LOG2 out of range");
+
+localparam        WORDS  = 1 << (WINDOW_LOG2 - 5);
+localparam [47:0] WINDOW = 48'd1 << WINDOW_LOG2;
+
+// ---------------------------------------------------------------------------------------------
+// input queue
+// ---------------------------------------------------------------------------------------------
+reg  [47:0] in_mem [0:31];
+reg  [5:0]  in_wr_reg, in_rd_reg;
+wire        in_empty = in_wr_reg == in_rd_reg;
+wire        in_full = (in_wr_reg - in_rd_reg) == 6'd32;
+wire [47:0] head = in_mem[in_rd_reg[4:0]];
+reg         in_pop;
+
+// ---------------------------------------------------------------------------------------------
+// window state
+// ---------------------------------------------------------------------------------------------
+reg  [31:0] bitmap [0:WORDS-1];
+reg  [47:0] oldest_reg, highest_reg, first_reg;
+reg         started_reg;
+reg  [63:0] received_reg, lost_reg, late_reg, dup_reg, stale_reg;
+reg         flush_req_reg;
+reg         run_open_reg;
+reg  [47:0] run_first_reg;
+reg  [31:0] run_len_reg;
+
+localparam [1:0] T_RUN = 2'd0, T_CLEAR = 2'd1;
+reg  [1:0]  t_state_reg;
+reg  [WINDOW_LOG2-5:0] clear_idx_reg;
+
+assign stat_busy = !in_empty || flush_req_reg || t_state_reg != T_RUN;
+
+wire [47:0] d_old  = head - oldest_reg;               // distance from the window start
+wire [47:0] d_high = head - highest_reg;              // >= 0 (bit 47 clear) means new highest
+wire        head_stale = d_old[47];
+wire        head_inside = !d_old[47] && d_old < WINDOW;
+wire        head_new = !d_high[47];
+wire [WINDOW_LOG2-6:0] head_word = head[WINDOW_LOG2-1:5];
+wire [4:0]  head_bit = head[4:0];
+wire [31:0] head_word_val = bitmap[head_word];
+wire        head_seen = head_word_val[head_bit];
+
+// retirement: a far-ahead head needs oldest = head - WINDOW + 1; an idle flush needs oldest = highest
+wire        need_slide = started_reg && !in_empty && !head_stale && !head_inside;
+wire        flushing = started_reg && in_empty && flush_req_reg && oldest_reg != highest_reg;
+wire [47:0] target = need_slide ? head - WINDOW + 48'd1 : highest_reg;
+
+wire [47:0] to_target = target - oldest_reg;
+wire [47:0] to_highest = highest_reg - oldest_reg;
+wire [WINDOW_LOG2-6:0] old_word = oldest_reg[WINDOW_LOG2-1:5];
+wire [4:0]  old_bit = oldest_reg[4:0];
+wire [31:0] old_word_val = bitmap[old_word];
+wire        whole_word = old_bit == 5'd0 && to_target >= 48'd32 && to_highest >= 48'd32;
+
+// event FIFO
+localparam EA = EVENT_DEPTH_LOG2;
+reg  [79:0] ev_mem [0:(1<<EA)-1];
+reg  [EA:0] ev_wr_reg, ev_rd_reg;
+wire [EA:0] ev_level = ev_wr_reg - ev_rd_reg;
+reg         ev_push;
+reg  [79:0] ev_data;
+
+reg         lose_en;               // this clock retires lose_n never-seen numbers from oldest
+reg  [47:0] lose_n;
+
+always @(posedge clk) begin
+    in_pop = 1'b0;
+    ev_push = 1'b0;
+    lose_en = 1'b0;
+    lose_n = 48'd0;
+    ev_data = {run_first_reg, run_len_reg};
+
+    if (in_valid) begin
+        if (in_full) begin
+            stat_input_dropped <= stat_input_dropped + 32'd1;
+        end else begin
+            in_mem[in_wr_reg[4:0]] <= in_seq;
+            in_wr_reg <= in_wr_reg + 6'd1;
+        end
+    end
+    if (ctl_flush)
+        flush_req_reg <= 1'b1;
+
+    case (t_state_reg)
+        T_RUN: begin
+            if (need_slide || flushing) begin
+                if (to_highest == 48'd0) begin
+                    // nothing pending in the window: everything up to the target was never seen
+                    lose_en = 1'b1;
+                    lose_n = to_target;
+                    oldest_reg <= target;
+                    highest_reg <= target;
+                end else if (whole_word && old_word_val == 32'd0) begin
+                    lose_en = 1'b1;
+                    lose_n = 48'd32;
+                    oldest_reg <= oldest_reg + 48'd32;
+                end else if (whole_word && old_word_val == 32'hFFFFFFFF) begin
+                    ev_push = run_open_reg;
+                    run_open_reg <= 1'b0;
+                    bitmap[old_word] <= 32'd0;
+                    oldest_reg <= oldest_reg + 48'd32;
+                end else begin
+                    if (old_word_val[old_bit]) begin
+                        ev_push = run_open_reg;
+                        run_open_reg <= 1'b0;
+                    end else begin
+                        lose_en = 1'b1;
+                        lose_n = 48'd1;
+                    end
+                    bitmap[old_word] <= old_word_val & ~(32'd1 << old_bit);
+                    oldest_reg <= oldest_reg + 48'd1;
+                end
+            end else if (!in_empty) begin
+                in_pop = 1'b1;
+                if (!started_reg) begin
+                    started_reg <= 1'b1;
+                    first_reg <= head;
+                    oldest_reg <= head;
+                    highest_reg <= head + 48'd1;
+                    received_reg <= received_reg + 64'd1;
+                    bitmap[head_word] <= head_word_val | (32'd1 << head_bit);
+                end else if (head_stale) begin
+                    stale_reg <= stale_reg + 64'd1;
+                end else if (head_new) begin
+                    highest_reg <= head + 48'd1;
+                    received_reg <= received_reg + 64'd1;
+                    bitmap[head_word] <= head_word_val | (32'd1 << head_bit);
+                end else if (head_seen) begin
+                    dup_reg <= dup_reg + 64'd1;
+                end else begin
+                    late_reg <= late_reg + 64'd1;
+                    received_reg <= received_reg + 64'd1;
+                    bitmap[head_word] <= head_word_val | (32'd1 << head_bit);
+                end
+            end else if (flush_req_reg) begin
+                // window retired up to `highest`: close the open run
+                flush_req_reg <= 1'b0;
+                ev_push = run_open_reg;
+                run_open_reg <= 1'b0;
+            end
+        end
+        T_CLEAR: begin
+            bitmap[clear_idx_reg[WINDOW_LOG2-6:0]] <= 32'd0;
+            clear_idx_reg <= clear_idx_reg + 1'b1;
+            if (clear_idx_reg == WORDS - 1)
+                t_state_reg <= T_RUN;
+        end
+        default: t_state_reg <= T_RUN;
+    endcase
+
+    if (in_pop)
+        in_rd_reg <= in_rd_reg + 6'd1;
+
+    // loss run bookkeeping (run length saturates at 2^32-1)
+    if (lose_en) begin
+        lost_reg <= lost_reg + {16'd0, lose_n};
+        if (run_open_reg) begin
+            run_len_reg <= ({16'd0, run_len_reg} + lose_n > 48'hFFFFFFFF) ? 32'hFFFFFFFF
+                                                                         : run_len_reg + lose_n[31:0];
+        end else begin
+            run_open_reg <= 1'b1;
+            run_first_reg <= oldest_reg;
+            run_len_reg <= lose_n > 48'hFFFFFFFF ? 32'hFFFFFFFF : lose_n[31:0];
+        end
+    end
+
+    if (ev_push) begin
+        if (ev_level[EA]) begin
+            stat_event_dropped <= stat_event_dropped + 32'd1;
+        end else begin
+            ev_mem[ev_wr_reg[EA-1:0]] <= ev_data;
+            ev_wr_reg <= ev_wr_reg + 1'b1;
+        end
+    end
+    if (ctl_event_pop) begin
+        stat_event_valid <= ev_level != 0;
+        if (ev_level != 0) begin
+            {stat_event_first, stat_event_length} <= ev_mem[ev_rd_reg[EA-1:0]];
+            ev_rd_reg <= ev_rd_reg + 1'b1;
+        end
+    end
+    stat_event_level <= ev_level;
+
+    if (ctl_snapshot) begin
+        stat_received <= received_reg;
+        stat_lost <= lost_reg;
+        stat_late <= late_reg;
+        stat_duplicate <= dup_reg;
+        stat_stale <= stale_reg;
+        stat_first_seq <= first_reg;
+        stat_highest_seq <= highest_reg;
+        stat_oldest_seq <= oldest_reg;
+        stat_started <= started_reg;
+    end
+
+    if (ctl_clear || rst) begin
+        in_wr_reg <= 6'd0;
+        in_rd_reg <= 6'd0;
+        started_reg <= 1'b0;
+        first_reg <= 48'd0;
+        oldest_reg <= 48'd0;
+        highest_reg <= 48'd0;
+        received_reg <= 64'd0;
+        lost_reg <= 64'd0;
+        late_reg <= 64'd0;
+        dup_reg <= 64'd0;
+        stale_reg <= 64'd0;
+        flush_req_reg <= 1'b0;
+        run_open_reg <= 1'b0;
+        ev_wr_reg <= 0;
+        ev_rd_reg <= 0;
+        stat_event_dropped <= 32'd0;
+        stat_event_valid <= 1'b0;
+        stat_input_dropped <= 32'd0;
+        clear_idx_reg <= 0;
+        t_state_reg <= T_CLEAR;
+    end
+    if (rst) begin
+        stat_received <= 64'd0;
+        stat_lost <= 64'd0;
+        stat_late <= 64'd0;
+        stat_duplicate <= 64'd0;
+        stat_stale <= 64'd0;
+        stat_first_seq <= 48'd0;
+        stat_highest_seq <= 48'd0;
+        stat_oldest_seq <= 48'd0;
+        stat_started <= 1'b0;
+    end
+end
+
+endmodule
+
+`resetall

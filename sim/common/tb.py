@@ -1,0 +1,160 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""Testbench for the tb_port harness: clocks, GMII models, register access by name, snapshots."""
+
+import logging
+
+import cocotb
+from cocotb.clock import Clock
+from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge, Timer
+from cocotbext.eth import GmiiSink, GmiiSource
+
+from common.frames import StreamConfig
+
+CLK_PERIOD_PS = 8000  # 125 MHz: one byte per clock, one tick = 8 ns
+
+# checker defaults: stream 1, every size up to 16383 bytes is not a giant
+CHECKER_DEFAULTS = {
+    "cfg_rx_stream_id": 1,
+    "cfg_max_size": 16383,
+    "cfg_cal_internal": 0,
+    "cfg_cal_tx_cable": 0,
+    "cfg_cal_rx_cable": 0,
+    "cfg_hist_base": 0,
+    "cfg_hist_shift": 4,
+    "cfg_hist_addr": 0,
+    "cfg_sample_every": 0,
+}
+
+CTL = ("ctl_start", "ctl_stop", "ctl_clear", "ctl_snapshot", "ctl_sample_pop", "ctl_flush", "ctl_event_pop")
+
+
+class TB:
+    def __init__(self, dut, rx_ppm: float | None = None, loopback_delay: int | None = None):
+        self.dut = dut
+        self.log = logging.getLogger("cocotb.tb")
+        self.log.setLevel(logging.INFO)
+        cocotb.start_soon(Clock(dut.clk, CLK_PERIOD_PS, unit="ps").start())
+        if rx_ppm is not None:
+            # the PHY's receive clock, off by rx_ppm; 1 ps resolution keeps +-100 ppm exact (7999.2 ps)
+            period = round(CLK_PERIOD_PS / (1 + rx_ppm * 1e-6))
+            cocotb.start_soon(Clock(dut.rx_clk_ext, period, unit="ps").start())
+            self.rx_period_ps = period
+        else:
+            self.rx_period_ps = CLK_PERIOD_PS
+        dut.tb_loop_en.value = 1 if loopback_delay is not None else 0
+        dut.tb_loop_delay.value = loopback_delay or 0
+        dut.ext_rxd.value = 0
+        dut.ext_rx_dv.value = 0
+        dut.ext_rx_er.value = 0
+        for name in CTL:
+            getattr(dut, name).value = 0
+        self.tx_sink = GmiiSink(dut.gmii_txd, dut.gmii_tx_er, dut.gmii_tx_en, dut.clk, dut.rst)
+        self.rx_source = None
+        if rx_ppm is not None:
+            self.rx_source = GmiiSource(dut.ext_rxd, dut.ext_rx_er, dut.ext_rx_dv, dut.rx_clk_ext, dut.rx_rst)
+        for model in (self.tx_sink, self.rx_source):
+            if model is not None:
+                model.log.setLevel(logging.WARNING)
+        self.configure(StreamConfig())
+        self.set(**CHECKER_DEFAULTS)
+
+    def set(self, **regs):
+        for name, value in regs.items():
+            getattr(self.dut, name).value = value
+
+    def configure(self, cfg: StreamConfig):
+        for name, value in vars(cfg).items():
+            if name != "extra":
+                getattr(self.dut, "cfg_" + name).value = value
+
+    async def reset(self):
+        self.dut.rst.value = 1
+        self.dut.rx_rst.value = 1
+        await ClockCycles(self.dut.clk, 10)
+        self.dut.rst.value = 0
+        self.dut.rx_rst.value = 0
+        await ClockCycles(self.dut.clk, 10)
+        await self.pulse("ctl_clear")
+        await ClockCycles(self.dut.clk, 40)
+
+    async def pulse(self, *names):
+        await RisingEdge(self.dut.clk)
+        for name in names:
+            getattr(self.dut, name).value = 1
+        await RisingEdge(self.dut.clk)
+        for name in names:
+            getattr(self.dut, name).value = 0
+
+    def get(self, name) -> int:
+        return int(getattr(self.dut, name).value)
+
+    async def snapshot(self) -> dict:
+        """Latch everything and read every stat_* register."""
+        await self.pulse("ctl_snapshot")
+        return await self.read_stats()
+
+    async def snapshot_at(self, edge_time_ps: int) -> dict:
+        """Snapshot latched exactly at the rising edge edge_time_ps (which must be >= 2 clocks ahead)."""
+        now = int(cocotb.utils.get_sim_time("ps"))
+        await ClockCycles(self.dut.clk, (edge_time_ps - now) // CLK_PERIOD_PS - 2)
+        await self.pulse("ctl_snapshot")
+        assert int(cocotb.utils.get_sim_time("ps")) == edge_time_ps
+        return await self.read_stats()
+
+    async def read_stats(self) -> dict:
+        await RisingEdge(self.dut.clk)
+        while self.get("stat_hist_busy"):
+            await RisingEdge(self.dut.clk)
+        await ReadOnly()
+        stats = {h._name: int(h.value) for h in self.dut if h._name.startswith("stat_")}
+        await RisingEdge(self.dut.clk)
+        return stats
+
+    async def histogram(self) -> list[int]:
+        bins = []
+        for addr in range(64):
+            self.dut.cfg_hist_addr.value = addr
+            await ClockCycles(self.dut.clk, 2)
+            bins.append(self.get("stat_hist_count"))
+        return bins
+
+    async def pop_samples(self) -> list[tuple[int, int, int]]:
+        samples = []
+        while True:
+            await self.pulse("ctl_sample_pop")
+            await RisingEdge(self.dut.clk)
+            if not self.get("stat_sample_valid"):
+                return samples
+            samples.append((self.get("stat_sample_seq"), self.get("stat_sample_rx_tick"), self.get("stat_sample_latency")))
+
+    async def pop_events(self) -> list[tuple[int, int]]:
+        events = []
+        while True:
+            await self.pulse("ctl_event_pop")
+            await RisingEdge(self.dut.clk)
+            if not self.get("stat_seq_event_valid"):
+                return events
+            events.append((self.get("stat_seq_event_first"), self.get("stat_seq_event_length")))
+
+    async def wait_idle(self, limit_cycles: int = 10_000_000):
+        for _ in range(limit_cycles):
+            await RisingEdge(self.dut.clk)
+            if not self.get("stat_tx_busy"):
+                return
+        raise AssertionError("generator still busy")
+
+    async def tick_at(self, sim_time_ps: int) -> int:
+        """Tick counter value during the clock cycle that starts at the rising edge sim_time_ps."""
+        return (sim_time_ps - self.tick0_time_ps) // CLK_PERIOD_PS + self.tick0
+
+    async def sync_time(self):
+        """Record (edge time, tick in the following cycle) to convert simulated time to ticks."""
+        await RisingEdge(self.dut.clk)
+        await ReadOnly()
+        self.tick0 = int(self.dut.time_tick.value)
+        self.tick0_time_ps = int(cocotb.utils.get_sim_time("ps"))
+        await RisingEdge(self.dut.clk)
+
+
+async def settle(cycles_ps: int):
+    await Timer(cycles_ps, "ps")
