@@ -51,6 +51,11 @@ always @(posedge clk)
 (* ASYNC_REG = "TRUE" *) reg [STAMP_W-1:0] time_gray_sync1_reg, time_gray_sync2_reg;
 reg [STAMP_W-1:0] rx_time_reg;
 
+// rx_time_reg lags time_tick by SYNC_LAG clocks (gray register, two sync flops, decode register);
+// adding it back makes the stamp the tick during which the SFD is on gmii_rxd (exact when
+// rx_clk == clk, within one tick otherwise)
+localparam [STAMP_W-1:0] SYNC_LAG = 4;
+
 function [STAMP_W-1:0] gray2bin(input [STAMP_W-1:0] g);
     integer i;
     begin
@@ -107,7 +112,7 @@ always @(posedge rx_clk) begin
             if (gmii_rx_dv) begin
                 if (gmii_rxd == 8'hD5) begin
                     rx_state_reg <= RX_DATA;
-                    stamp_reg <= rx_time_reg;
+                    stamp_reg <= rx_time_reg + SYNC_LAG;
                 end else if (gmii_rxd == 8'h55) begin
                     rx_state_reg <= RX_PRE;
                 end else begin
@@ -120,7 +125,7 @@ always @(posedge rx_clk) begin
                 rx_state_reg <= RX_IDLE;
             else if (gmii_rxd == 8'hD5) begin
                 rx_state_reg <= RX_DATA;
-                stamp_reg <= rx_time_reg;
+                stamp_reg <= rx_time_reg + SYNC_LAG;
             end else if (gmii_rxd != 8'h55)
                 rx_state_reg <= RX_SKIP;
         end

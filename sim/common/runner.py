@@ -2,6 +2,7 @@
 """Build a Verilog toplevel with Verilator and run cocotb scenarios on it, from pytest."""
 
 import os
+import re
 from pathlib import Path
 
 from cocotb_tools.runner import get_runner
@@ -15,7 +16,7 @@ def run(
     test_module: str,
     toplevel: str,
     build_name: str,
-    testcase: str | list[str] | None = None,
+    testcase: str | None = None,
     parameters: dict | None = None,
     extra_env: dict | None = None,
     test_dir: Path | None = None,
@@ -41,7 +42,7 @@ def run(
     results = runner.test(
         test_module=test_module,
         hdl_toplevel=toplevel,
-        testcase=testcase,
+        test_filter=None if testcase is None else rf"\.{re.escape(testcase)}(/.*)?$",
         build_dir=build_dir,
         test_dir=test_dir or build_dir,
         extra_env={"PYTHONPATH": os.environ.get("PYTHONPATH", ""), **(extra_env or {})},

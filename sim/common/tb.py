@@ -35,9 +35,12 @@ class TB:
         self.log.setLevel(logging.INFO)
         cocotb.start_soon(Clock(dut.clk, CLK_PERIOD_PS, unit="ps").start())
         if rx_ppm is not None:
-            # the PHY's receive clock, off by rx_ppm; 1 ps resolution keeps +-100 ppm exact (7999.2 ps)
+            # the PHY's receive clock, off by rx_ppm; with 1 ps resolution +-100 ppm becomes 7999 / 8001 ps,
+            # i.e. +-125 ppm, a little worse than asked
             period = round(CLK_PERIOD_PS / (1 + rx_ppm * 1e-6))
-            cocotb.start_soon(Clock(dut.rx_clk_ext, period, unit="ps").start())
+            if rx_ppm:
+                period = CLK_PERIOD_PS - 1 if rx_ppm > 0 else CLK_PERIOD_PS + 1
+            cocotb.start_soon(Clock(dut.rx_clk_ext, period, period_high=period // 2, unit="ps").start())
             self.rx_period_ps = period
         else:
             self.rx_period_ps = CLK_PERIOD_PS

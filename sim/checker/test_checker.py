@@ -1,0 +1,259 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""fpgatest_checker + fpgatest_rx_cdc + fpgatest_latency_stats: exact latency, +-100 ppm RX clocks, frame classes, statistics."""
+
+import random
+import struct
+import zlib
+
+import cocotb
+import pytest
+from cocotb.triggers import ClockCycles, Timer
+from cocotbext.eth import GmiiFrame
+from scapy.contrib.lldp import LLDPDU, LLDPDUChassisID, LLDPDUEndOfLLDPDU, LLDPDUPortID, LLDPDUTimeToLive
+from scapy.layers.inet import IP, UDP
+from scapy.layers.l2 import ARP, Ether
+from scapy.packet import Raw
+
+from common.frames import PROTO_IPV4, PROTO_IPV6, PROTO_RAW, StreamConfig, with_fcs
+from common.runner import run
+from common.tb import TB
+
+Q = 16  # latency unit: 1/16 tick
+
+
+async def run_stream(tb: TB, cfg: StreamConfig):
+    tb.configure(cfg)
+    await tb.pulse("ctl_start")
+    await tb.wait_idle()
+    await ClockCycles(tb.dut.clk, 2000)
+
+
+@cocotb.test()
+async def run_test_loopback_latency_exact(dut):
+    """Through a fixed-delay loopback every frame's latency is the delay, to the tick, for every protocol."""
+    tb = TB(dut, loopback_delay=1)
+    await tb.reset()
+    for delay in (1, 2, 37, 1023):
+        for proto, vlan, size in ((PROTO_RAW, 0, 64), (PROTO_IPV4, 1, 333), (PROTO_IPV6, 0, 1518)):
+            dut.tb_loop_delay.value = delay
+            await tb.pulse("ctl_clear")
+            await ClockCycles(dut.clk, 100)
+            cfg = StreamConfig(proto=proto, vlan_en=vlan, size=size, count=20, seq_start=random.randrange(2**48),
+                               src_ip=0x20010DB8 << 96 | 1 if proto == PROTO_IPV6 else 0xC0A80001)
+            await run_stream(tb, cfg)
+            s = await tb.snapshot()
+            ticks = delay + 1  # the harness delays TX by tb_loop_delay + 1 clocks
+            assert s["stat_test_frames"] == 20 and s["stat_lat_count"] == 20, s
+            assert s["stat_lat_min"] == s["stat_lat_max"] == ticks * Q, (delay, s["stat_lat_min"], s["stat_lat_max"])
+            assert s["stat_lat_sum"] == 20 * ticks * Q and s["stat_lat_sumsq"] == 20 * (ticks * Q) ** 2
+            assert s["stat_seq_received"] == 20 and s["stat_seq_lost"] == 0 and s["stat_foreign"] == 0
+            assert s["stat_seq_first_seq"] == cfg.seq_start
+        tb.log.info("delay %d clocks: latency %d ticks on every frame", delay + 1, delay + 1)
+
+    # calibration: internal + both cables are removed, in 1/16 tick; too much clamps at 0 and is counted
+    dut.tb_loop_delay.value = 99
+    tb.set(cfg_cal_internal=5 * Q + 3, cfg_cal_tx_cable=7, cfg_cal_rx_cable=2 * Q)
+    await tb.pulse("ctl_clear")
+    await run_stream(tb, StreamConfig(size=128, count=10))
+    s = await tb.snapshot()
+    assert s["stat_lat_min"] == s["stat_lat_max"] == 100 * Q - (5 * Q + 3) - 7 - 2 * Q
+    tb.set(cfg_cal_internal=101 * Q, cfg_cal_tx_cable=0, cfg_cal_rx_cable=0)
+    await tb.pulse("ctl_clear")
+    await run_stream(tb, StreamConfig(size=128, count=10))
+    s = await tb.snapshot()
+    assert s["stat_lat_max"] == 0 and s["stat_lat_clamped"] == 10
+
+
+@cocotb.test()
+async def run_test_statistics(dut):
+    """Count/min/max/sum/sumsq, histogram bins, samples and snapshot+clear intervals, against Python."""
+    tb = TB(dut, loopback_delay=1)
+    await tb.reset()
+    rng = random.Random(7)
+    base, shift = 20 * Q, 5  # bins of 32/16 = 2 ticks from 20 ticks
+    tb.set(cfg_hist_base=base, cfg_hist_shift=shift, cfg_sample_every=3)
+    await tb.pulse("ctl_clear")
+    await ClockCycles(dut.clk, 100)
+    latencies = []
+    seq = 0
+    for _ in range(12):
+        delay = rng.choice([5, 19, 20, 40, 100, 147, 148, 600])
+        n = rng.randint(1, 9)
+        dut.tb_loop_delay.value = delay
+        await ClockCycles(dut.clk, 10)
+        await run_stream(tb, StreamConfig(size=rng.choice([64, 200]), count=n, seq_start=seq))
+        seq += n
+        latencies += [(delay + 1) * Q] * n
+    s = await tb.snapshot()
+    assert s["stat_lat_count"] == len(latencies)
+    assert s["stat_lat_min"] == min(latencies) and s["stat_lat_max"] == max(latencies)
+    assert s["stat_lat_sum"] == sum(latencies) and s["stat_lat_sumsq"] == sum(x * x for x in latencies)
+    assert s["stat_lat_last"] == latencies[-1]
+    bins = [0] * 64
+    below = above = 0
+    for lat in latencies:
+        if lat < base:
+            below += 1
+        elif (lat - base) >> shift > 63:
+            above += 1
+        else:
+            bins[(lat - base) >> shift] += 1
+    assert await tb.histogram() == bins
+    assert (s["stat_hist_below"], s["stat_hist_above"]) == (below, above)
+    samples = await tb.pop_samples()
+    assert [x[0] for x in samples] == list(range(2, seq, 3)), "every 3rd frame is sampled"
+    assert [x[2] for x in samples] == latencies[2::3]
+    assert all(b[1] > a[1] for a, b in zip(samples, samples[1:])), "RX ticks rise"
+
+    # snapshot + clear together: the interval statistics add up to the total, nothing lost in between
+    dut.tb_loop_delay.value = 29
+    tb.configure(StreamConfig(size=64, count=0, seq_start=seq))
+    await tb.pulse("ctl_clear")
+    await tb.pulse("ctl_start")
+    counts = []
+    for _ in range(5):
+        await ClockCycles(dut.clk, rng.randint(300, 3000))
+        await tb.pulse("ctl_snapshot", "ctl_clear")
+        s = await tb.read_stats()
+        counts.append((s["stat_lat_count"], sum(await tb.histogram())))
+    await tb.pulse("ctl_stop")
+    await tb.wait_idle()
+    await ClockCycles(dut.clk, 200)
+    await tb.pulse("ctl_snapshot", "ctl_clear")
+    s = await tb.read_stats()
+    counts.append((s["stat_lat_count"], sum(await tb.histogram())))
+    assert all(c == h for c, h in counts), counts
+    total_sent = int(dut.stat_tx_seq_next.value) - seq
+    assert sum(c for c, _ in counts) == total_sent, (counts, total_sent)
+
+
+def foreign_frames(cfg: StreamConfig) -> list[bytes]:
+    arp = Ether(dst="ff:ff:ff:ff:ff:ff", src="02:00:00:00:00:09") / ARP(pdst="192.168.0.2")
+    lldp = Ether(dst="01:80:c2:00:00:0e", src="02:00:00:00:00:09") / LLDPDU() / LLDPDUChassisID(
+        subtype=4, id="02:00:00:00:00:09") / LLDPDUPortID(subtype=5, id="p1") / LLDPDUTimeToLive(ttl=120) / \
+        LLDPDUEndOfLLDPDU()
+    rnd = random.Random(3)
+    frames = [bytes(arp), bytes(lldp)]
+    frames += [bytes(rnd.randrange(256) for _ in range(rnd.randint(60, 300))) for _ in range(5)]
+    # our own format with a wrong check field: bit flip in the check, in the seq, in the stamp
+    good = cfg.frame(5, 1000)[:-4]
+    for at in (42 + 17, 42 + 3, 42 + 12):
+        bad = bytearray(good)
+        bad[at] ^= 0x10
+        frames.append(bytes(bad))
+    # UDP to our port with a plausible payload
+    frames.append(bytes(Ether() / IP(dst="192.168.0.2") / UDP(dport=cfg.udp_dst) / Raw(b"\x00\x01" + bytes(40))))
+    return [with_fcs(f.ljust(60, b"\x00")) for f in frames]
+
+
+@cocotb.test()
+async def run_test_frame_classes(dut):
+    """Foreign, other-stream, FCS-corrupted, rx_er, runt and giant frames each counted apart; test frames exact."""
+    tb = TB(dut, rx_ppm=0)
+    await tb.reset()
+    tb.set(cfg_max_size=1518)
+    await tb.pulse("ctl_clear")
+    cfg = StreamConfig(proto=PROTO_IPV4, size=100)
+    expected = {"stat_test_frames": 0, "stat_foreign": 0, "stat_other_stream": 0, "stat_fcs_errors": 0,
+                "stat_runts": 0, "stat_giants": 0}
+    sends = []
+
+    def add(data, kind, error=None):
+        frame = GmiiFrame.from_raw_payload(data)
+        if error is not None:
+            frame.error = error
+        sends.append(frame)
+        if kind:
+            expected[kind] += 1
+
+    seq = 0
+    for data in foreign_frames(cfg):
+        add(cfg.frame(seq, 50), "stat_test_frames")
+        seq += 1
+        add(data, "stat_foreign")
+    other = StreamConfig(proto=PROTO_IPV6, size=120, tx_stream_id=9, src_ip=1, dst_ip=2)
+    add(other.frame(77, 1234), "stat_other_stream")
+    corrupt = bytearray(cfg.frame(seq, 60))
+    corrupt[30] ^= 1
+    add(bytes(corrupt), "stat_fcs_errors")
+    seq += 1  # the corrupted one used a number: it must show as lost, not received
+    errored = cfg.frame(seq, 70)
+    add(errored, "stat_fcs_errors", error=[0] * 40 + [1] + [0] * (len(errored) + 8 - 41))
+    seq += 1
+    add(with_fcs(bytes(40)), "stat_runts")
+    add(bytes(cfg.frame(seq, 80)[:30]), "stat_runts")  # truncated test frame, no FCS at all
+    seq += 1
+    add(StreamConfig(proto=PROTO_RAW, size=2000).frame(seq, 90), "stat_giants")
+    seq += 1
+    for _ in range(3):
+        add(cfg.frame(seq, 100), "stat_test_frames")
+        seq += 1
+    for frame in sends:
+        await tb.rx_source.send(frame)
+    await tb.rx_source.wait()
+    await ClockCycles(dut.clk, 500)
+    s = await tb.snapshot()
+    got = {k: s[k] for k in expected}
+    assert got == expected, got
+    assert s["stat_rx_frames"] == len(sends)
+    assert s["stat_rx_bytes"] == sum(len(f.data) - 8 for f in sends)
+    # lost = the corrupted, errored, truncated and giant test frames: 4 numbers never received
+    await tb.pulse("ctl_flush")
+    await ClockCycles(dut.clk, 100)
+    s = await tb.snapshot()
+    assert s["stat_seq_received"] == expected["stat_test_frames"] and s["stat_seq_lost"] == 4
+    assert await tb.pop_events() == [(11, 4)], "one loss event: sequence numbers 11..14"
+
+
+@cocotb.test()
+@cocotb.parametrize(ppm=[100, -100])
+async def run_test_rx_clock_offset(dut, ppm):
+    """With the PHY RX clock +-100 ppm off, nothing is lost and the mean latency error is below one tick."""
+    tb = TB(dut, rx_ppm=ppm)
+    await tb.reset()
+    await tb.sync_time()
+    tb.set(cfg_sample_every=1)
+    await tb.pulse("ctl_clear")
+    sent = []
+    received_on_rx = []
+
+    async def forward():
+        # the "DUT": every frame the generator sends is sent again on the RX clock
+        while True:
+            frame = await tb.tx_sink.recv()
+            sent.append(frame)
+            # the sink dropped the first preamble byte; the source reports its SFD time on completion
+            copy = GmiiFrame(b"\x55" + bytes(frame.data), tx_complete=received_on_rx.append)
+            await tb.rx_source.send(copy)
+
+    cocotb.start_soon(forward())
+    count = 400
+    await run_stream(tb, StreamConfig(size=64, count=count, ifg=12))
+    await run_stream(tb, StreamConfig(size=1518, count=60, ifg=12, seq_start=count))
+    await tb.rx_source.wait()
+    await ClockCycles(dut.clk, 500)
+    s = await tb.snapshot()
+    total = count + 60
+    assert s["stat_test_frames"] == total and s["stat_seq_lost"] == 0 and s["stat_rx_fifo_overflow"] == 0
+    samples = await tb.pop_samples()
+    assert len(samples) == total
+    errors = []
+    for tx, rx, (seq, rx_tick, latency) in zip(sent, received_on_rx, samples):
+        tx_sfd_start = tx.sim_time_sfd - 2 * 8000  # start of the cycle with SFD on TXD (see test_gen)
+        rx_sfd_start = rx.sim_time_sfd - tb.rx_period_ps  # the RX edge that put SFD on RXD
+        true_ps = rx_sfd_start - tx_sfd_start
+        errors.append(latency * 8000 / Q - true_ps)
+    mean = sum(errors) / len(errors)
+    tb.log.info("%+d ppm: latency error mean %.0f ps, min %.0f ps, max %.0f ps over %d frames",
+                ppm, mean, min(errors), max(errors), len(errors))
+    assert abs(mean) < 8000, "mean latency error must stay below one tick"
+    assert max(abs(e) for e in errors) <= 16000
+
+
+SCENARIOS = ["run_test_loopback_latency_exact", "run_test_statistics", "run_test_frame_classes",
+             "run_test_rx_clock_offset"]
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_checker(scenario):
+    run("checker.test_checker", "tb_port", "tb_port", testcase=scenario)
