@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """fpgatest_gen: frame content against scapy, TX stamps against cocotbext-eth, line rate, gaps, bursts, bad settings."""
 
+import json
 import os
 
 import cocotb
@@ -97,12 +98,15 @@ async def run_test_frames_match_reference(dut):
 @cocotb.test()
 async def run_test_line_rate(dut):
     """At minimum IFG a frame starts every size+20 byte times: exact counts in a window, none lost in loopback."""
-    sizes = [int(s) for s in os.environ["FPGATEST_SIZES"].split(",")]
+    sizes = [int(s) for s in os.environ.get("FPGATEST_SIZES", LINE_RATE_SIZES).split(",")]
+    window_us = float(os.environ.get("FPGATEST_WINDOW_US", "0"))
+    records = []
     tb = TB(dut, loopback_delay=5)
     await tb.reset()
     for size in sizes:
         period = size + 20
-        frames = max(4, min(40, 60_000 // period))
+        # a whole number of frame periods, so the theoretical count is an integer
+        frames = round(window_us * 125 / period) if window_us else max(4, min(40, 60_000 // period))
         cfg = StreamConfig(proto=PROTO_IPV4, size=size, ifg=12, count=0)
         tb.configure(cfg)
         await tb.pulse("ctl_clear")
@@ -118,19 +122,26 @@ async def run_test_line_rate(dut):
         await tb.pulse("ctl_stop")
         await tb.wait_idle()
         await ClockCycles(dut.clk, 2 * period + 100)
+        await tb.pulse("ctl_flush")
+        await ClockCycles(dut.clk, 100)
         final = await tb.snapshot()
-        spacing = {b.sim_time_sfd - a.sim_time_sfd for a, b in zip(tb.tx_sink.queue._queue, list(tb.tx_sink.queue._queue)[1:])}
+        sfd_times = [f.sim_time_sfd for f in tb.tx_sink.queue._queue]
         tb.tx_sink.clear()
-        assert spacing == {period * 8000}, f"{size} B: SFD spacing {spacing}"
-        assert final["stat_test_frames"] == final["stat_tx_frames"], "checker lost frames at line rate"
-        assert final["stat_seq_received"] == final["stat_tx_frames"] and final["stat_seq_lost"] == 0
-        assert final["stat_fcs_errors"] == 0 and final["stat_foreign"] == 0
-        tb.log.info("%d B: %d frames per %d byte times, %d sent, %d received", size, sent, window,
-                    final["stat_tx_frames"], final["stat_test_frames"])
-        record = {"size_bytes": size, "ifg_bytes": 12, "frames_sent": final["stat_tx_frames"],
-                  "frames_received": final["stat_test_frames"], "window_frames": sent, "window_theoretical": frames}
-        with open(os.environ.get("FPGATEST_LINERATE_OUT", os.devnull), "a") as out:
-            out.write(repr(record) + "\n")
+        assert {b - a for a, b in zip(sfd_times, sfd_times[1:])} == {period * 8000}, f"{size} B: SFD spacing"
+        lost = final["stat_tx_frames"] - final["stat_seq_received"]
+        assert final["stat_test_frames"] == final["stat_tx_frames"] and lost == 0, "checker lost frames at line rate"
+        assert final["stat_seq_lost"] == 0 and final["stat_fcs_errors"] == 0 and final["stat_foreign"] == 0
+        tb.log.info("%d B: %d frames in %d byte times (theory %d); %d sent, %d received", size, sent, window,
+                    frames, final["stat_tx_frames"], final["stat_test_frames"])
+        records.append({"size_bytes": size, "ifg_bytes": 12, "window_ns": window * 8,
+                        "frames_sent": sent, "frames_theoretical": frames, "ratio": sent / frames,
+                        "frames_per_second": sent / (window * 8e-9),
+                        "frames_per_second_theoretical": 125e6 / period,
+                        "frames_total": final["stat_tx_frames"], "frames_lost": lost})
+    out = os.environ.get("FPGATEST_LINERATE_OUT")
+    if out:
+        with open(out, "w") as f:
+            json.dump(records, f, indent=1)
 
 
 @cocotb.test()
