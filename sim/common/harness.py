@@ -1,38 +1,15 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Test harness for fpgatest_port: time base + port + optional fixed-delay loopback, generated from the port list."""
 
-import re
-from dataclasses import dataclass
 from pathlib import Path
+
+from litex_soc.verilog_ports import module_ports
 
 ROOT = Path(__file__).resolve().parents[2]
 RTL = ROOT / "rtl"
 
-PORT_RE = re.compile(
-    r"^\s*(input|output)\s+(?:wire|reg)\s*(\[(\d+):0\])?\s*(\w+)\s*,?\s*(?://\s*(.*))?$"
-)
 
-
-@dataclass(frozen=True)
-class Port:
-    direction: str
-    width: int
-    name: str
-    description: str
-
-
-def module_ports(path: Path) -> list[Port]:
-    """Ports of the first module in a Verilog file, as declared (ANSI style, one per line)."""
-    ports = []
-    for line in path.read_text().splitlines():
-        m = PORT_RE.match(line)
-        if m:
-            width = int(m.group(3)) + 1 if m.group(2) else 1
-            ports.append(Port(m.group(1), width, m.group(4), (m.group(5) or "").strip()))
-    return ports
-
-
-def port_ports() -> list[Port]:
+def port_ports():
     return module_ports(RTL / "fpgatest_port.v")
 
 
@@ -40,7 +17,7 @@ def port_ports() -> list[Port]:
 _HARNESS_OWNED = {"time_tick", "rx_clk", "gmii_rxd", "gmii_rx_dv", "gmii_rx_er"}
 
 
-def _decl(p: Port, direction: str) -> str:
+def _decl(p, direction: str) -> str:
     rng = f"[{p.width - 1}:0]" if p.width > 1 else ""
     return f"    {direction:<6} wire {rng:<9} {p.name}"
 

@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
+"""The digital twin: the fpgatest SoC in Verilator, its two ports joined through a simulated switch.
+
+    python -m boards.twin --build            # generate + compile into build/twin
+    python -m boards.twin --run --port 4327  # serve UARTBone on socket://127.0.0.1:4327
+"""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from migen import ClockDomain, Signal
+
+from litex.build.generic_platform import Pins, Subsignal
+from litex.build.sim import SimPlatform
+from litex.build.sim.config import SimConfig
+from litex.gen import LiteXModule
+from litex.soc.cores.uart import RS232PHYModel
+from litex.soc.integration.builder import Builder
+
+from litex_soc.dut_model import add_switch_model, gmii_signals
+from litex_soc.soc import FPGATestSoC
+from litex_soc.tester import ROOT, add_tester
+
+SYS_CLK_FREQ = 125e6
+BUILD_DIR = ROOT / "build" / "twin"
+DEFAULT_PORT = 4327
+
+_io = [
+    ("sys_clk", 0, Pins(1)),
+    ("sys_rst", 0, Pins(1)),
+    ("serial", 0,
+        Subsignal("source_valid", Pins(1)),
+        Subsignal("source_ready", Pins(1)),
+        Subsignal("source_data",  Pins(8)),
+        Subsignal("sink_valid",   Pins(1)),
+        Subsignal("sink_ready",   Pins(1)),
+        Subsignal("sink_data",    Pins(8)),
+    ),
+]
+
+
+class Platform(SimPlatform):
+    def __init__(self):
+        SimPlatform.__init__(self, "SIM", _io)
+
+
+class _CRG(LiteXModule):
+    def __init__(self, platform):
+        self.cd_sys = ClockDomain()
+        self.comb += [
+            self.cd_sys.clk.eq(platform.request("sys_clk")),
+            self.cd_sys.rst.eq(platform.request("sys_rst")),
+        ]
+
+
+class TwinSoC(FPGATestSoC):
+    def __init__(self):
+        platform = Platform()
+        FPGATestSoC.__init__(self, platform, SYS_CLK_FREQ, ident="fpgatest twin")
+        self.crg = _CRG(platform)
+        # 10 s of simulated time before a half-received UARTBone command is dropped
+        self.add_uartbone_phy(RS232PHYModel(platform.request("serial")), timeout_s=10.0)
+        ports = [gmii_signals(), gmii_signals()]
+        for port in ports:
+            port["rx_clk"] = Signal()
+            port["rx_rst"] = Signal()
+            self.comb += [port["rx_clk"].eq(self.crg.cd_sys.clk), port["rx_rst"].eq(self.crg.cd_sys.rst)]
+        add_tester(self, ports, build_extra="twin")
+        add_switch_model(self, ports[0], ports[1])
+
+
+def sim_config(port: int) -> SimConfig:
+    config = SimConfig()
+    config.add_clocker("sys_clk", freq_hz=int(SYS_CLK_FREQ))
+    config.add_module("serial2tcp", "serial", args={"port": port})
+    return config
+
+
+def build(build_dir: Path = BUILD_DIR, threads: int = 1) -> None:
+    """Generate the SoC, csr.json/csr.csv and the Verilator model (compiled into build_dir/gateware)."""
+    soc = TwinSoC()
+    builder = Builder(soc, output_dir=str(build_dir), compile_software=False, compile_gateware=False,
+                      csr_json=str(build_dir / "csr.json"), csr_csv=str(build_dir / "csr.csv"))
+    builder.build(sim_config=sim_config(DEFAULT_PORT), run=False, threads=threads, opt_level="O3",
+                  interactive=False)
+    gateware = build_dir / "gateware"
+    # LiteX compiles only when it also runs; compile here so --run starts at once
+    result = subprocess.run(["bash", "build_sim.sh"], cwd=gateware, capture_output=True, text=True)
+    if result.returncode != 0:
+        sys.stderr.write(result.stdout[-5000:] + result.stderr[-5000:])
+        raise SystemExit("twin: Verilator build failed")
+    constants = json.loads((build_dir / "csr.json").read_text())["constants"]
+    (build_dir / "twin.built").write_text(json.dumps({"build_id": constants["fpgatest_build_id"]}))
+
+
+def command(port: int, build_dir: Path = BUILD_DIR) -> tuple[list[str], Path]:
+    """The command that runs the twin serving UARTBone on 127.0.0.1:port, and its working directory."""
+    gateware = build_dir / "gateware"
+    run_dir = build_dir / f"run-{port}"
+    run_dir.mkdir(parents=True, exist_ok=True)
+    # the model reads sim_config.js from its working directory: one directory per TCP port
+    (run_dir / "sim_config.js").write_text(sim_config(port).get_json())
+    for module in (gateware / "modules").glob("*.so"):
+        target = run_dir / "modules" / module.name
+        target.parent.mkdir(exist_ok=True)
+        shutil.copy2(module, target)
+    return [str(gateware / "obj_dir" / "Vsim")], run_dir
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--build", action="store_true", help="generate and compile the twin")
+    parser.add_argument("--run", action="store_true", help="run the twin in the foreground")
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"TCP port for UARTBone (default {DEFAULT_PORT})")
+    parser.add_argument("--build-dir", type=Path, default=BUILD_DIR, help="build directory (default build/twin)")
+    args = parser.parse_args()
+    if args.build:
+        build(args.build_dir)
+    if args.run:
+        cmd, cwd = command(args.port, args.build_dir)
+        print(f"fpgatest twin: UARTBone on socket://127.0.0.1:{args.port}  (csr: {args.build_dir / 'csr.json'})",
+              flush=True)
+        os.chdir(cwd)
+        os.execv(cmd[0], cmd)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,141 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""One driver for board and twin: registers by name from the build's csr.json, identity check, snapshots."""
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from fpgatest.transport import open_url
+
+TICK_NS = 8.0
+LAT_UNITS_PER_TICK = 16  # latency and calibration registers count 1/16 tick
+
+
+class MapError(Exception):
+    """csr.json unreadable, or not the map of the gateware that answers."""
+
+
+@dataclass(frozen=True)
+class Register:
+    name: str
+    addr: int
+    words: int
+    writable: bool
+
+
+class CsrMap:
+    def __init__(self, path: Path):
+        try:
+            data = json.loads(Path(path).read_text())
+            self.registers = {name: Register(name, r["addr"], r["size"], r["type"] == "rw")
+                              for name, r in data["csr_registers"].items()}
+            self.constants = data.get("constants", {})
+        except (OSError, ValueError, KeyError, TypeError) as err:
+            raise MapError(f"cannot read register map {path}: {err}") from None
+        self.path = Path(path)
+        if "fpgatest_build_id" not in self.constants or "tester_build_id" not in self.registers:
+            raise MapError(f"{path} is not an fpgatest register map (no FPGATEST_BUILD_ID)")
+
+    @property
+    def build_id(self) -> int:
+        return int(self.constants["fpgatest_build_id"])
+
+    def __getitem__(self, name: str) -> Register:
+        try:
+            return self.registers[name]
+        except KeyError:
+            raise MapError(f"register {name!r} not in {self.path}") from None
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.registers
+
+    def n_ports(self) -> int:
+        return sum(1 for n in self.registers if n.endswith("_control") and n.startswith("port"))
+
+
+class Device:
+    """The tester at a URL, described by a csr.json. Multi-word registers: most significant word first."""
+
+    def __init__(self, url: str, csr_path: Path, check_identity: bool = True):
+        self.map = CsrMap(csr_path)
+        self.bus = open_url(url)
+        self.url = url
+        if check_identity:
+            found = self.read("tester_build_id")
+            if found != self.map.build_id:
+                self.bus.close()
+                raise MapError(f"gateware at {url} has build id {found:#010x}, {csr_path} describes "
+                               f"{self.map.build_id:#010x}: use the csr.json of the running build")
+
+    def close(self):
+        self.bus.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def read(self, name: str) -> int:
+        reg = self.map[name]
+        value = 0
+        for word in self.bus.read(reg.addr, reg.words):
+            value = (value << 32) | word
+        return value
+
+    def read_many(self, names: list[str]) -> dict[str, int]:
+        """Read several registers, merging neighbours into bursts (one round trip per run of addresses)."""
+        regs = sorted((self.map[n] for n in names), key=lambda r: r.addr)
+        out = {}
+        i = 0
+        while i < len(regs):
+            j = i
+            while j + 1 < len(regs) and regs[j + 1].addr == regs[j].addr + 4 * regs[j].words:
+                j += 1
+            total = sum(r.words for r in regs[i:j + 1])
+            words = self.bus.read(regs[i].addr, total)
+            pos = 0
+            for r in regs[i:j + 1]:
+                value = 0
+                for w in words[pos:pos + r.words]:
+                    value = (value << 32) | w
+                out[r.name] = value
+                pos += r.words
+            i = j + 1
+        return out
+
+    def write(self, name: str, value: int) -> None:
+        reg = self.map[name]
+        if not reg.writable:
+            raise MapError(f"register {name} is read-only")
+        if value < 0 or value >= 1 << (32 * reg.words):
+            raise ValueError(f"{name}: {value} does not fit in {32 * reg.words} bits")
+        words = [(value >> (32 * (reg.words - 1 - i))) & 0xFFFFFFFF for i in range(reg.words)]
+        self.bus.write(reg.addr, words)
+
+    # ---- tester helpers ----------------------------------------------------------------------
+
+    def control_bits(self, register: str) -> dict[str, int]:
+        """Bit positions of the fields of a control register, in declaration order (LiteX packs them)."""
+        fields = {"tester_control": ["snapshot", "clear"]}
+        if register in fields:
+            names = fields[register]
+        else:
+            names = ["start", "stop", "clear", "snapshot", "sample_pop", "flush", "event_pop"]
+        return {n: 1 << i for i, n in enumerate(names)}
+
+    def pulse(self, register: str, *fields: str) -> None:
+        bits = self.control_bits(register)
+        self.write(register, sum(bits[f] for f in fields))
+
+    def port_names(self, port: int, prefix: str) -> list[str]:
+        head = f"port{port}_{prefix}"
+        return [n for n in self.map.registers if n.startswith(head)]
+
+    def snapshot(self, clear: bool = False) -> dict:
+        """Latch every port at the same clock edge (and clear them for an interval), then read it all."""
+        self.pulse("tester_control", *(["snapshot", "clear"] if clear else ["snapshot"]))
+        names = ["tester_time"]
+        for port in range(self.map.n_ports()):
+            names += self.port_names(port, "stat_")
+        return self.read_many(names)

@@ -1,0 +1,104 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""Transports to the SoC's CSR bus: UARTBone over pyserial (serial port or socket:// for the twin), Etherbone over UDP."""
+
+import time
+from urllib.parse import urlparse
+
+import serial
+
+CMD_WRITE_BURST_INCR = 0x01
+CMD_READ_BURST_INCR = 0x02
+MAX_BURST = 255
+
+
+class LinkError(Exception):
+    """The board or twin did not answer."""
+
+
+class UartBone:
+    """LiteX UARTBone (Stream2Wishbone): [cmd, n, word address BE32, n data words BE32]."""
+
+    def __init__(self, url: str, baudrate: int = 115200, timeout_s: float = 2.0, retries: int = 3):
+        self.url = url
+        self.timeout_s = timeout_s
+        self.retries = retries
+        try:
+            self.port = serial.serial_for_url(url, baudrate=baudrate, timeout=timeout_s, write_timeout=timeout_s)
+        except (serial.SerialException, OSError, ValueError) as err:
+            raise LinkError(f"cannot open {url}: {err}") from None
+
+    def close(self):
+        self.port.close()
+
+    def _exchange(self, request: bytes, reply_len: int) -> bytes:
+        last = None
+        for _ in range(self.retries):
+            try:
+                self.port.reset_input_buffer()
+                self.port.write(request)
+                reply = self.port.read(reply_len) if reply_len else b""
+                if len(reply) == reply_len:
+                    return reply
+                last = f"{len(reply)} of {reply_len} bytes"
+            except (serial.SerialException, OSError) as err:
+                last = str(err)
+            # a partial command is dropped by the bridge after its own timeout; let it expire
+            time.sleep(0.05)
+        raise LinkError(f"no answer from {self.url} after {self.retries} tries ({last})")
+
+    def read(self, addr: int, count: int = 1) -> list[int]:
+        words = []
+        while count:
+            n = min(count, MAX_BURST)
+            req = bytes([CMD_READ_BURST_INCR, n]) + (addr // 4).to_bytes(4, "big")
+            reply = self._exchange(req, 4 * n)
+            words += [int.from_bytes(reply[4 * i:4 * i + 4], "big") for i in range(n)]
+            addr += 4 * n
+            count -= n
+        return words
+
+    def write(self, addr: int, values: list[int]) -> None:
+        for start in range(0, len(values), MAX_BURST):
+            chunk = values[start:start + MAX_BURST]
+            req = bytes([CMD_WRITE_BURST_INCR, len(chunk)]) + ((addr // 4) + start).to_bytes(4, "big")
+            req += b"".join((v & 0xFFFFFFFF).to_bytes(4, "big") for v in chunk)
+            self._exchange(req, 0)
+
+
+class Etherbone:
+    """Etherbone over UDP through LiteX's own client (litex.tools.remote.comm_udp), e.g. udp://192.168.1.50."""
+
+    def __init__(self, host: str, port: int = 1234):
+        from litex.tools.remote.comm_udp import CommUDP
+
+        self.url = f"udp://{host}:{port}"
+        try:
+            self.comm = CommUDP(host, port)
+            self.comm.open()
+        except OSError as err:
+            raise LinkError(f"cannot open {self.url}: {err}") from None
+
+    def close(self):
+        self.comm.close()
+
+    def read(self, addr: int, count: int = 1) -> list[int]:
+        try:
+            return list(self.comm.read(addr, count))
+        except Exception as err:  # CommUDP signals a dead link with bare exceptions
+            raise LinkError(f"no answer from {self.url} ({err})") from None
+
+    def write(self, addr: int, values: list[int]) -> None:
+        try:
+            self.comm.write(addr, list(values))
+        except Exception as err:
+            raise LinkError(f"no answer from {self.url} ({err})") from None
+
+
+def open_url(url: str):
+    """/dev/ttyUSB0 or socket://127.0.0.1:PORT -> UARTBone; udp://HOST[:PORT] -> Etherbone."""
+    if url.startswith("udp://"):
+        parsed = urlparse(url)
+        if not parsed.hostname:
+            raise LinkError(f"bad Etherbone URL {url!r} (expected udp://HOST[:PORT])")
+        return Etherbone(parsed.hostname, parsed.port or 1234)
+    return UartBone(url)

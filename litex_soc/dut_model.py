@@ -1,0 +1,57 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""LiteX integration of the simulated device under test (twin only): two switch paths with their CSRs."""
+
+from migen import ClockSignal, Instance, ResetSignal, Signal
+
+from litex.gen import LiteXModule
+from litex.soc.interconnect.csr import CSRStatus, CSRStorage
+
+from litex_soc.tester import ROOT
+from litex_soc.verilog_ports import module_ports
+
+MODEL = ROOT / "sim" / "models" / "dut_switch_path.v"
+
+Q16 = 1 << 16
+# a plain gigabit store-and-forward switch: 1 us processing, 8 ns/byte, 1 Gb/s egress, 512 KiB
+# buffer shared... per direction 128 KiB, 9216-byte jumbo limit, no cables
+MODEL_DEFAULTS = {
+    "cfg_cut_through":  0,
+    "cfg_latency":      125 * Q16,
+    "cfg_per_byte":     Q16,
+    "cfg_pace":         Q16,
+    "cfg_buffer_bytes": 128 * 1024,
+    "cfg_max_frame":    9216,
+    "cfg_cable_in":     0,
+    "cfg_cable_out":    0,
+}
+
+
+class SwitchPath(LiteXModule):
+    """One direction of the switch model; every cfg_* a CSRStorage, every stat_* a CSRStatus."""
+
+    def __init__(self, gmii_in, gmii_out):
+        params = dict(i_clk=ClockSignal("sys"), i_rst=ResetSignal("sys"),
+                      i_in_d=gmii_in["data"], i_in_en=gmii_in["en"],
+                      o_out_d=gmii_out["data"], o_out_en=gmii_out["dv"])
+        for p in module_ports(MODEL):
+            if p.name.startswith("cfg_"):
+                csr = CSRStorage(p.width, name=p.name, reset=MODEL_DEFAULTS[p.name], description=p.description)
+                setattr(self, p.name, csr)
+                params["i_" + p.name] = csr.storage
+            elif p.name.startswith("stat_"):
+                csr = CSRStatus(p.width, name=p.name, description=p.description)
+                setattr(self, p.name, csr)
+                params["o_" + p.name] = csr.status
+        self.specials += Instance("dut_switch_path", **params)
+
+
+def gmii_signals():
+    return {"tx": {"data": Signal(8), "en": Signal(), "er": Signal()},
+            "rx": {"data": Signal(8), "dv": Signal(), "er": Signal()}}
+
+
+def add_switch_model(soc, port_a: dict, port_b: dict) -> None:
+    """Join two tester ports through the model: a.tx -> path ab -> b.rx and b.tx -> path ba -> a.rx."""
+    soc.platform.add_source(str(MODEL))
+    soc.add_module("dut_ab", SwitchPath(port_a["tx"], port_b["rx"]))
+    soc.add_module("dut_ba", SwitchPath(port_b["tx"], port_a["rx"]))

@@ -1,0 +1,173 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""LiteX integration of the tester cores: time base, N ports with their CSRs, global control and identity."""
+
+import hashlib
+from pathlib import Path
+
+from migen import ClockSignal, If, Instance, ResetSignal, Signal
+
+from litex.gen import LiteXModule
+from litex.soc.interconnect.csr import CSRField, CSRStatus, CSRStorage
+
+from litex_soc.verilog_ports import module_ports
+
+ROOT = Path(__file__).resolve().parents[1]
+RTL = ROOT / "rtl"
+
+# reset values of the configuration registers: an IPv4/UDP stream of 64-byte frames at line rate
+CFG_DEFAULTS = {
+    "cfg_proto":        1,
+    "cfg_vlan_tci":     0x0064,
+    "cfg_ethertype":    0x88B5,
+    "cfg_ip_ttl":       64,
+    "cfg_udp_src":      0x1234,
+    "cfg_udp_dst":      0x4D54,
+    "cfg_tx_stream_id": 1,
+    "cfg_size":         64,
+    "cfg_ifg":          12,
+    "cfg_burst_gap":    12,
+    "cfg_rx_stream_id": 1,
+    "cfg_max_size":     16383,
+    "cfg_hist_shift":   4,
+}
+
+# per-port addresses: port n is 02:00:00:00:00:0(n+1), 192.168.(n+1).1, and sends to the other port
+def port_defaults(index: int, peer: int) -> dict:
+    return {
+        "cfg_src_mac": 0x020000000001 + index,
+        "cfg_dst_mac": 0x020000000001 + peer,
+        "cfg_src_ip":  0xC0A80001 + (index << 8),
+        "cfg_dst_ip":  0xC0A80001 + (peer << 8),
+        "cfg_tx_stream_id": index + 1,
+        "cfg_rx_stream_id": peer + 1,
+    }
+
+
+# calibration inputs are wired from tester-level registers, not per-port CSRs
+_CAL_PORTS = ("cfg_cal_internal", "cfg_cal_tx_cable", "cfg_cal_rx_cable")
+
+
+def gateware_id(extra: str = "") -> int:
+    """32-bit identity of the gateware and its register map: a hash of every source that shapes them."""
+    h = hashlib.sha256(extra.encode())
+    for path in sorted(list(RTL.glob("*.v")) + list(RTL.glob("*.vh")) + list((ROOT / "litex_soc").glob("*.py"))
+                       + list((ROOT / "sim" / "models").glob("*.v"))):
+        h.update(path.name.encode())
+        h.update(path.read_bytes())
+    return int.from_bytes(h.digest()[:4], "big")
+
+
+def add_sources(platform) -> None:
+    platform.add_verilog_include_path(str(RTL))
+    for path in sorted(RTL.glob("*.v")):
+        platform.add_source(str(path))
+
+
+class TesterPort(LiteXModule):
+    """One fpgatest_port: every cfg_* a CSRStorage, every stat_* a CSRStatus, ctl_* one pulse register."""
+
+    def __init__(self, time_tick, gmii_tx, gmii_rx, rx_clk, rx_rst, cal_internal, defaults,
+                 global_snapshot, global_clear):
+        ports = module_ports(RTL / "fpgatest_port.v")
+        self.cal_cable = CSRStorage(32, description="Delay of this port's cable, 1/16 tick (0.5 ns).")
+        self.cal_tx_cable = Signal(32)  # the sending (peer) port's cable delay
+        ctl = [p for p in ports if p.name.startswith("ctl_")]
+        self.control = CSRStorage(fields=[
+            CSRField(p.name[4:], size=1, pulse=True, description=p.description) for p in ctl])
+
+        # # #
+
+        params = dict(
+            i_clk=ClockSignal("sys"), i_rst=ResetSignal("sys"), i_time_tick=time_tick,
+            i_rx_clk=rx_clk, i_rx_rst=rx_rst,
+            o_gmii_txd=gmii_tx["data"], o_gmii_tx_en=gmii_tx["en"], o_gmii_tx_er=gmii_tx["er"],
+            i_gmii_rxd=gmii_rx["data"], i_gmii_rx_dv=gmii_rx["dv"], i_gmii_rx_er=gmii_rx["er"],
+            i_cfg_cal_internal=cal_internal, i_cfg_cal_tx_cable=self.cal_tx_cable,
+            i_cfg_cal_rx_cable=self.cal_cable.storage,
+        )
+        self.snapshot_pulse = Signal()
+        for p in ctl:
+            field = getattr(self.control.fields, p.name[4:])
+            if p.name == "ctl_snapshot":
+                self.comb += self.snapshot_pulse.eq(field | global_snapshot)
+                params["i_" + p.name] = self.snapshot_pulse
+            elif p.name == "ctl_clear":
+                params["i_" + p.name] = field | global_clear
+            else:
+                params["i_" + p.name] = field
+        for p in ports:
+            if p.name.startswith("cfg_") and p.name not in _CAL_PORTS:
+                csr = CSRStorage(p.width, name=p.name, reset=defaults.get(p.name, CFG_DEFAULTS.get(p.name, 0)),
+                                 description=p.description or p.name)
+                setattr(self, p.name, csr)
+                params["i_" + p.name] = csr.storage
+            elif p.name.startswith("stat_"):
+                csr = CSRStatus(p.width, name=p.name, description=p.description or p.name)
+                setattr(self, p.name, csr)
+                params["o_" + p.name] = csr.status
+        self.specials += Instance("fpgatest_port", **params)
+
+
+class Tester(LiteXModule):
+    """Time base, identity, global snapshot/clear and calibration shared by all ports."""
+
+    def __init__(self, build_id: int, n_ports: int):
+        self.build_id = CSRStatus(32, reset=build_id,
+            description="Gateware/register-map identity; the host refuses a csr.json whose FPGATEST_BUILD_ID differs.")
+        self.n_ports = CSRStatus(8, reset=n_ports, description="Number of tester ports.")
+        self.control = CSRStorage(fields=[
+            CSRField("snapshot", size=1, pulse=True, description="Latch the counters of every port at once."),
+            CSRField("clear",    size=1, pulse=True, description="Clear the counters of every port at once."),
+        ])
+        self.cal_internal = CSRStorage(32,
+            description="Tester internal delay (PHY TX + RX pipeline), 1/16 tick (0.5 ns); removed from every latency.")
+        self.time = CSRStatus(64, description="Tick counter (8 ns) latched by the last snapshot of any kind.")
+
+        # # #
+
+        self.time_tick = Signal(64)
+        self.specials += Instance("fpgatest_timebase",
+            i_clk=ClockSignal("sys"), i_rst=ResetSignal("sys"), o_time_tick=self.time_tick)
+        self.any_snapshot = Signal()
+        self.sync += If(self.any_snapshot, self.time.status.eq(self.time_tick))
+
+
+def add_tester(soc, phys_gmii: list, build_extra: str = "") -> Tester:
+    """Add the tester with one port per entry of phys_gmii: dicts with tx/rx GMII signals and RX clock."""
+    n = len(phys_gmii)
+    build_id = gateware_id(build_extra)
+    tester = Tester(build_id, n)
+    soc.add_module("tester", tester)
+    soc.add_constant("FPGATEST_BUILD_ID", build_id)
+    soc.add_constant("FPGATEST_TICK_NS", 8)
+    add_sources(soc.platform)
+    ports = []
+    for index, phy in enumerate(phys_gmii):
+        peer = (index + 1) % n if n > 1 else index
+        port = TesterPort(
+            time_tick       = tester.time_tick,
+            gmii_tx         = phy["tx"],
+            gmii_rx         = phy["rx"],
+            rx_clk          = phy["rx_clk"],
+            rx_rst          = phy["rx_rst"],
+            cal_internal    = tester.cal_internal.storage,
+            defaults        = port_defaults(index, peer),
+            global_snapshot = tester.control.fields.snapshot,
+            global_clear    = tester.control.fields.clear,
+        )
+        soc.add_module(f"port{index}", port)
+        ports.append(port)
+    # a frame received on port n was sent by its peer through the peer's cable
+    for index, port in enumerate(ports):
+        peer = ports[(index + 1) % n if n > 1 else index]
+        soc.comb += port.cal_tx_cable.eq(peer.cal_cable.storage)
+    tester.comb += tester.any_snapshot.eq(
+        tester.control.fields.snapshot | _any(p.snapshot_pulse for p in ports))
+    return tester
+
+
+def _any(signals):
+    out = 0
+    for s in signals:
+        out = out | s
+    return out
