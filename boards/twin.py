@@ -7,11 +7,14 @@
 """
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from migen import ClockDomain, Signal
@@ -113,6 +116,58 @@ def command(port: int, build_dir: Path = BUILD_DIR) -> tuple[list[str], Path]:
     return [str(gateware / "obj_dir" / "Vsim")], run_dir
 
 
+SOURCES = [*sorted((ROOT / "rtl").glob("*.v")), *sorted((ROOT / "sim" / "models").glob("*.v")),
+           *sorted((ROOT / "litex_soc").glob("*.py")), Path(__file__)]
+
+
+def up_to_date(build_dir: Path = BUILD_DIR) -> bool:
+    marker = build_dir / "twin.built"
+    return marker.exists() and all(p.stat().st_mtime <= marker.stat().st_mtime for p in SOURCES)
+
+
+def ensure_built(build_dir: Path = BUILD_DIR) -> None:
+    if not up_to_date(build_dir):
+        build(build_dir)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def running(port: int | None = None, build_dir: Path = BUILD_DIR, log=None):
+    """Build if needed, start the twin on a TCP port, yield (url, csr.json path), stop it."""
+    ensure_built(build_dir)
+    port = port or free_port()
+    cmd, cwd = command(port, build_dir)
+    proc = subprocess.Popen(cmd, cwd=cwd, stdin=subprocess.DEVNULL, stdout=log or subprocess.DEVNULL,
+                            stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"twin exited with {proc.returncode} before serving port {port}")
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"twin did not open port {port} within 60 s") from None
+                time.sleep(0.1)
+        # serial2tcp tears down its session when it sees the probe's EOF: let it, before the real client
+        time.sleep(0.5)
+        yield f"socket://127.0.0.1:{port}", build_dir / "csr.json"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--build", action="store_true", help="generate and compile the twin")
@@ -122,6 +177,8 @@ def main() -> int:
     args = parser.parse_args()
     if args.build:
         build(args.build_dir)
+    elif args.run:
+        ensure_built(args.build_dir)
     if args.run:
         cmd, cwd = command(args.port, args.build_dir)
         print(f"fpgatest twin: UARTBone on socket://127.0.0.1:{args.port}  (csr: {args.build_dir / 'csr.json'})",

@@ -4,14 +4,17 @@
 import hashlib
 from pathlib import Path
 
-from migen import ClockSignal, If, Instance, ResetSignal, Signal
+from migen import ClockSignal, If, Instance, Mux, ResetSignal, Signal
 
 from litex.gen import LiteXModule
+from litex.soc.integration.soc import SoCRegion
+from litex.soc.interconnect import wishbone
 from litex.soc.interconnect.csr import CSRField, CSRStatus, CSRStorage
 
-from litex_soc.verilog_ports import module_ports
+from litex_soc.verilog_ports import counter_names, module_ports
 
 ROOT = Path(__file__).resolve().parents[1]
+COUNTERS_BASE = 0x0010_0000  # bus address of port 0's counter window, past the CSR space
 RTL = ROOT / "rtl"
 
 # reset values of the configuration registers: an IPv4/UDP stream of 64-byte frames at line rate
@@ -50,7 +53,7 @@ _CAL_PORTS = ("cfg_cal_internal", "cfg_cal_tx_cable", "cfg_cal_rx_cable")
 def gateware_id(extra: str = "") -> int:
     """32-bit identity of the gateware and its register map: a hash of every source that shapes them."""
     h = hashlib.sha256(extra.encode())
-    for path in sorted(list(RTL.glob("*.v")) + list(RTL.glob("*.vh")) + list((ROOT / "litex_soc").glob("*.py"))
+    for path in sorted(list(RTL.glob("*.v")) + list((ROOT / "litex_soc").glob("*.py"))
                        + list((ROOT / "sim" / "models").glob("*.v"))):
         h.update(path.name.encode())
         h.update(path.read_bytes())
@@ -58,9 +61,35 @@ def gateware_id(extra: str = "") -> int:
 
 
 def add_sources(platform) -> None:
-    platform.add_verilog_include_path(str(RTL))
     for path in sorted(RTL.glob("*.v")):
         platform.add_source(str(path))
+
+
+class CounterWindow(LiteXModule):
+    """The port's event-counter snapshot bank as a read-only bus region: counter i at words 2i (high) and
+    2i+1 (low), so the host reads every counter in one burst."""
+
+    def __init__(self):
+        self.bus = wishbone.Interface(data_width=32, address_width=32, addressing="word")
+        self.rd_addr = Signal(8)
+        self.rd_data = Signal(64)
+
+        # # #
+
+        wait = Signal(2)
+        self.comb += self.rd_addr.eq(self.bus.adr[1:9])
+        self.sync += [
+            self.bus.ack.eq(0),
+            If(self.bus.cyc & self.bus.stb & ~self.bus.ack,
+                wait.eq(wait + 1),
+                # the bank answers one clock after the address: give it two
+                If(wait == 2,
+                    wait.eq(0),
+                    self.bus.ack.eq(1),
+                    self.bus.dat_r.eq(Mux(self.bus.adr[0], self.rd_data[0:32], self.rd_data[32:64])),
+                ),
+            ),
+        ]
 
 
 class TesterPort(LiteXModule):
@@ -85,6 +114,9 @@ class TesterPort(LiteXModule):
             i_cfg_cal_internal=cal_internal, i_cfg_cal_tx_cable=self.cal_tx_cable,
             i_cfg_cal_rx_cable=self.cal_cable.storage,
         )
+        self.counters = CounterWindow()
+        params["i_cnt_rd_addr"] = self.counters.rd_addr
+        params["o_cnt_rd_data"] = self.counters.rd_data
         self.snapshot_pulse = Signal()
         for p in ctl:
             field = getattr(self.control.fields, p.name[4:])
@@ -156,7 +188,11 @@ def add_tester(soc, phys_gmii: list, build_extra: str = "") -> Tester:
             global_clear    = tester.control.fields.clear,
         )
         soc.add_module(f"port{index}", port)
+        soc.bus.add_slave(f"port{index}_counters", port.counters.bus,
+                          SoCRegion(origin=COUNTERS_BASE + index * 0x1000, size=0x1000, cached=False, mode="r"))
         ports.append(port)
+    for index, (name, _) in enumerate(counter_names(RTL / "fpgatest_port.v")):
+        soc.add_constant(f"FPGATEST_COUNTER_{name.upper()}", index)
     # a frame received on port n was sent by its peer through the peer's cable
     for index, port in enumerate(ports):
         peer = ports[(index + 1) % n if n > 1 else index]

@@ -27,10 +27,6 @@ module fpgatest_checker #(
     input  wire               s_err,
     input  wire [STAMP_W-1:0] s_stamp,
 
-    // control
-    input  wire               ctl_snapshot,        // latch every counter (pulse)
-    input  wire               ctl_clear,           // clear every counter (pulse)
-
     // configuration
     input  wire [15:0]        cfg_stream_id,       // stream id counted as the test stream
     input  wire [15:0]        cfg_max_size,        // largest frame that is not a giant (bytes incl. FCS)
@@ -44,19 +40,17 @@ module fpgatest_checker #(
     output reg  [31:0]        res_latency,         // 1/16 tick
     output reg  [63:0]        res_rx_tick,
 
-    // status (snapshot)
-    output reg  [63:0]        stat_rx_frames,      // every frame seen
-    output reg  [63:0]        stat_rx_bytes,       // bytes of every frame seen (incl. FCS)
-    output reg  [63:0]        stat_test_frames,    // good frames of the test stream
-    output reg  [63:0]        stat_fcs_errors,     // FCS wrong or rx_er
-    output reg  [63:0]        stat_runts,          // shorter than 64 bytes
-    output reg  [63:0]        stat_giants,         // longer than cfg_max_size
-    output reg  [63:0]        stat_foreign,        // good frames without a valid signature
-    output reg  [63:0]        stat_other_stream,   // good signed frames of another stream id
-    output reg  [63:0]        stat_lat_clamped     // test frames whose latency was clamped (<0 or too big)
+    // events for fpgatest_counters (one clock each)
+    output reg                cnt_rx_frame,        // a frame ended; cnt_rx_len bytes
+    output reg  [15:0]        cnt_rx_len,
+    output reg                cnt_test,
+    output reg                cnt_fcs_error,
+    output reg                cnt_runt,
+    output reg                cnt_giant,
+    output reg                cnt_foreign,
+    output reg                cnt_other_stream,
+    output reg                cnt_lat_clamped
 );
-
-`include "fpgatest_crc32.vh"
 
 localparam [31:0] SIG_MAGIC   = 32'h46504754;
 localparam [31:0] FCS_RESIDUE = 32'hDEBB20E3;
@@ -80,7 +74,9 @@ reg  [63:0] rx_tick_reg;
 
 wire [15:0] idx = s_first ? 16'd0 : idx_reg;
 wire [31:0] fcs_crc_in = s_first ? 32'hFFFFFFFF : fcs_crc_reg;
-wire [31:0] fcs_crc_next = crc32_byte(fcs_crc_in, s_data);
+wire [31:0] fcs_crc_next, sig_crc_next;
+fpgatest_crc32 fcs_crc_inst (.crc_in(fcs_crc_in), .data(s_data), .crc_out(fcs_crc_next));
+fpgatest_crc32 sig_crc_inst (.crc_in(sig_crc_reg), .data(s_data), .crc_out(sig_crc_next));
 wire [15:0] r3 = idx - l2_len_reg;
 wire        in_sig = idx >= sig_off_reg && sig_cnt_reg < 5'd18;
 
@@ -155,7 +151,7 @@ always @(posedge clk) begin
             sig_reg <= {sig_reg[135:0], s_data};
             sig_cnt_reg <= sig_cnt_reg + 5'd1;
             if (sig_cnt_reg < 5'd14)
-                sig_crc_reg <= crc32_byte(sig_crc_reg, s_data);
+                sig_crc_reg <= sig_crc_next;
         end
 
         if (s_last) begin
@@ -185,7 +181,7 @@ always @(posedge clk) begin
 end
 
 // ---------------------------------------------------------------------------------------------
-// classify and count
+// classify
 // ---------------------------------------------------------------------------------------------
 wire is_runt  = end_len_reg < 16'd64;
 wire is_giant = !is_runt && end_len_reg > cfg_max_size;
@@ -194,9 +190,6 @@ wire is_good  = !is_runt && !is_giant && !is_bad;
 wire is_test  = is_good && end_sig_ok_reg && end_stream_reg == cfg_stream_id;
 wire is_other = is_good && end_sig_ok_reg && end_stream_reg != cfg_stream_id;
 wire is_foreign = is_good && !end_sig_ok_reg;
-
-reg [63:0] rx_frames_reg, rx_bytes_reg, test_frames_reg, fcs_errors_reg, runts_reg, giants_reg,
-           foreign_reg, other_stream_reg, lat_clamped_reg;
 
 // latency pipeline
 reg        lat_valid1_reg, lat_valid2_reg;
@@ -229,56 +222,29 @@ always @(posedge clk) begin
     end else begin
         res_latency <= lat_raw_reg[31:0];
     end
-    if (lat_valid2_reg && (lat_raw_reg[53] || lat_raw_reg[52:32] != 0))
-        lat_clamped_reg <= lat_clamped_reg + 64'd1;
+    cnt_lat_clamped <= lat_valid2_reg && (lat_raw_reg[53] || lat_raw_reg[52:32] != 0);
 
-    if (end_valid_reg) begin
-        rx_frames_reg <= rx_frames_reg + 64'd1;
-        rx_bytes_reg <= rx_bytes_reg + {48'd0, end_len_reg};
-        if (is_runt)    runts_reg <= runts_reg + 64'd1;
-        if (is_giant)   giants_reg <= giants_reg + 64'd1;
-        if (is_bad)     fcs_errors_reg <= fcs_errors_reg + 64'd1;
-        if (is_test)    test_frames_reg <= test_frames_reg + 64'd1;
-        if (is_other)   other_stream_reg <= other_stream_reg + 64'd1;
-        if (is_foreign) foreign_reg <= foreign_reg + 64'd1;
-    end
+    cnt_rx_frame <= end_valid_reg;
+    cnt_rx_len <= end_len_reg;
+    cnt_runt <= end_valid_reg && is_runt;
+    cnt_giant <= end_valid_reg && is_giant;
+    cnt_fcs_error <= end_valid_reg && is_bad;
+    cnt_test <= end_valid_reg && is_test;
+    cnt_other_stream <= end_valid_reg && is_other;
+    cnt_foreign <= end_valid_reg && is_foreign;
 
-    if (ctl_snapshot) begin
-        stat_rx_frames <= rx_frames_reg;
-        stat_rx_bytes <= rx_bytes_reg;
-        stat_test_frames <= test_frames_reg;
-        stat_fcs_errors <= fcs_errors_reg;
-        stat_runts <= runts_reg;
-        stat_giants <= giants_reg;
-        stat_foreign <= foreign_reg;
-        stat_other_stream <= other_stream_reg;
-        stat_lat_clamped <= lat_clamped_reg;
-    end
-
-    if (ctl_clear || rst) begin
-        rx_frames_reg <= 64'd0;
-        rx_bytes_reg <= 64'd0;
-        test_frames_reg <= 64'd0;
-        fcs_errors_reg <= 64'd0;
-        runts_reg <= 64'd0;
-        giants_reg <= 64'd0;
-        foreign_reg <= 64'd0;
-        other_stream_reg <= 64'd0;
-        lat_clamped_reg <= 64'd0;
-    end
     if (rst) begin
         lat_valid1_reg <= 1'b0;
         lat_valid2_reg <= 1'b0;
         res_valid <= 1'b0;
-        stat_rx_frames <= 64'd0;
-        stat_rx_bytes <= 64'd0;
-        stat_test_frames <= 64'd0;
-        stat_fcs_errors <= 64'd0;
-        stat_runts <= 64'd0;
-        stat_giants <= 64'd0;
-        stat_foreign <= 64'd0;
-        stat_other_stream <= 64'd0;
-        stat_lat_clamped <= 64'd0;
+        cnt_rx_frame <= 1'b0;
+        cnt_test <= 1'b0;
+        cnt_fcs_error <= 1'b0;
+        cnt_runt <= 1'b0;
+        cnt_giant <= 1'b0;
+        cnt_foreign <= 1'b0;
+        cnt_other_stream <= 1'b0;
+        cnt_lat_clamped <= 1'b0;
     end
 end
 

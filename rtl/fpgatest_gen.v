@@ -19,8 +19,6 @@ module fpgatest_gen (
     // control
     input  wire         ctl_start,            // start a run with the current settings (pulse)
     input  wire         ctl_stop,             // stop after the frame on the wire (pulse)
-    input  wire         ctl_clear,            // clear the counters (pulse)
-    input  wire         ctl_snapshot,         // latch the counters (pulse)
 
     // configuration
     input  wire [1:0]   cfg_proto,            // 0 raw Ethernet, 1 IPv4/UDP, 2 IPv6/UDP
@@ -43,7 +41,7 @@ module fpgatest_gen (
     input  wire [31:0]  cfg_ifg_frac_den,     // extra fractional gap denominator (0 = none)
     input  wire [31:0]  cfg_burst_len,        // frames per burst (0 = no bursts)
     input  wire [31:0]  cfg_burst_gap,        // idle gap after each burst in bytes (>= 12)
-    input  wire [63:0]  cfg_count,            // frames to send (0 = until stopped)
+    input  wire [47:0]  cfg_count,            // frames to send (0 = until stopped)
 
     // GMII transmit
     output reg  [7:0]   gmii_txd,
@@ -53,12 +51,12 @@ module fpgatest_gen (
     // status
     output wire         stat_busy,            // a run is in progress
     output reg  [7:0]   stat_error,           // why the last start was refused (bits, see docs)
-    output reg  [63:0]  stat_tx_frames,       // frames sent (snapshot)
-    output reg  [63:0]  stat_tx_bytes,        // bytes sent, frame bytes incl. FCS, excl. preamble (snapshot)
-    output reg  [47:0]  stat_seq_next         // sequence number of the next frame
-);
+    output reg  [47:0]  stat_seq_next,        // sequence number of the next frame
 
-`include "fpgatest_crc32.vh"
+    // events for fpgatest_counters
+    output wire         cnt_tx_frame,         // a frame's SFD is out; cnt_tx_len bytes follow
+    output wire [15:0]  cnt_tx_len
+);
 
 localparam [31:0] SIG_MAGIC = 32'h46504754;   // "FPGT", initial value of the signature check CRC
 localparam        MAX_SIZE  = 16383;
@@ -99,21 +97,17 @@ reg [127:0] src_ip_reg, dst_ip_reg;
 reg [15:0]  udp_src_reg, udp_dst_reg, stream_reg;
 reg [15:0]  size_reg;
 reg [31:0]  ifg_reg, frac_num_reg, frac_den_reg, burst_len_reg, burst_gap_reg;
-reg [63:0]  count_reg;
+reg [47:0]  count_reg;
 
-// derived per-run lengths and constant checksum parts (registered; settle during ST_PREP)
+reg [1:0]  state_reg;
+
+// derived per-run lengths (registered; settle during ST_PREP)
 reg [15:0]  l2_len_reg, udp_off_reg, sig_off_reg, data_len_reg, l3_len_reg, udp_len_reg;
 reg [15:0]  ethertype_eff_reg;
-reg [19:0]  ip_const_a_reg, ip_const_b_reg, ip_const_reg;
-reg [20:0]  udp_const_part_reg [0:3];
-reg [22:0]  udp_const_reg;
 
 wire is_ipv4 = proto_reg == PROTO_IPV4;
 wire is_ipv6 = proto_reg == PROTO_IPV6;
-wire [127:0] src_ip_eff = is_ipv6 ? src_ip_reg : {96'd0, src_ip_reg[31:0]};
-wire [127:0] dst_ip_eff = is_ipv6 ? dst_ip_reg : {96'd0, dst_ip_reg[31:0]};
 
-integer w;
 always @(posedge clk) begin
     l2_len_reg   <= vlan_en_reg ? 16'd18 : 16'd14;
     udp_off_reg  <= l2_len_reg + (is_ipv6 ? 16'd40 : 16'd20);
@@ -122,29 +116,59 @@ always @(posedge clk) begin
     l3_len_reg   <= size_reg - 16'd4 - l2_len_reg;
     udp_len_reg  <= size_reg - 16'd4 - l2_len_reg - (is_ipv6 ? 16'd40 : 16'd20);
     ethertype_eff_reg <= is_ipv4 ? 16'h0800 : is_ipv6 ? 16'h86DD : ethertype_reg;
+end
 
-    // IPv4 header words that do not change per frame (length and id are added per frame)
-    ip_const_a_reg <= {8'h45, tos_reg} + 16'h4000 + {ttl_reg, 8'd17};
-    ip_const_b_reg <= src_ip_reg[31:16] + src_ip_reg[15:0] + dst_ip_reg[31:16] + dst_ip_reg[15:0];
-    ip_const_reg   <= ip_const_a_reg + ip_const_b_reg;
+// the checksum words that do not change per frame, summed one per clock during ST_PREP:
+// IPv4 header without length and id; UDP pseudo-header addresses + protocol, ports, stream id
+reg  [4:0]  prep_cnt_reg;
+reg  [19:0] ip_const_reg;
+reg  [22:0] udp_const_reg;
+reg  [15:0] ip_word, udp_word;
 
-    // UDP checksum: pseudo-header addresses + protocol + ports + stream id
-    for (w = 0; w < 4; w = w + 1)
-        udp_const_part_reg[w] <= src_ip_eff[32*w+31 -: 16] + src_ip_eff[32*w+15 -: 16] +
-                                 dst_ip_eff[32*w+31 -: 16] + dst_ip_eff[32*w+15 -: 16];
-    udp_const_reg <= udp_const_part_reg[0] + udp_const_part_reg[1] + udp_const_part_reg[2] +
-                     udp_const_part_reg[3] + 16'd17 + udp_src_reg + udp_dst_reg + stream_reg;
+always @* begin
+    case (prep_cnt_reg[2:0])
+        3'd0: ip_word = {8'h45, tos_reg};
+        3'd1: ip_word = 16'h4000;                // don't fragment
+        3'd2: ip_word = {ttl_reg, 8'd17};
+        3'd3: ip_word = src_ip_reg[31:16];
+        3'd4: ip_word = src_ip_reg[15:0];
+        3'd5: ip_word = dst_ip_reg[31:16];
+        3'd6: ip_word = dst_ip_reg[15:0];
+        default: ip_word = 16'd0;
+    endcase
+    if (prep_cnt_reg < 5'd8)
+        udp_word = is_ipv6 ? src_ip_reg[127 - 16*prep_cnt_reg[2:0] -: 16]
+                           : (prep_cnt_reg[2:0] == 3'd6 ? src_ip_reg[31:16] : prep_cnt_reg[2:0] == 3'd7 ? src_ip_reg[15:0] : 16'd0);
+    else if (prep_cnt_reg < 5'd16)
+        udp_word = is_ipv6 ? dst_ip_reg[127 - 16*prep_cnt_reg[2:0] -: 16]
+                           : (prep_cnt_reg[2:0] == 3'd6 ? dst_ip_reg[31:16] : prep_cnt_reg[2:0] == 3'd7 ? dst_ip_reg[15:0] : 16'd0);
+    else case (prep_cnt_reg[1:0])
+        2'd0: udp_word = 16'd17;
+        2'd1: udp_word = udp_src_reg;
+        2'd2: udp_word = udp_dst_reg;
+        default: udp_word = stream_reg;
+    endcase
+end
+
+always @(posedge clk) begin
+    if (state_reg == ST_PREP) begin
+        if (prep_cnt_reg < 5'd7)
+            ip_const_reg <= ip_const_reg + ip_word;
+        if (prep_cnt_reg < 5'd20)
+            udp_const_reg <= udp_const_reg + udp_word;
+    end else if (state_reg == ST_IDLE) begin
+        ip_const_reg <= 20'd0;
+        udp_const_reg <= 23'd0;
+    end
 end
 
 // ---------------------------------------------------------------------------------------------
 // run control
 // ---------------------------------------------------------------------------------------------
-reg [1:0]  state_reg;
 reg [15:0] pos_reg;            // byte position in preamble + frame
 reg [31:0] gap_cnt_reg;
-reg [2:0]  prep_cnt_reg;
 reg        stop_req_reg;
-reg [63:0] run_frames_reg;     // frames started in this run
+reg [47:0] run_frames_reg;     // frames started in this run
 reg [31:0] burst_cnt_reg;
 reg [31:0] frac_acc_reg;
 reg [47:0] seq_cur_reg;
@@ -201,19 +225,19 @@ always @(posedge clk) begin
                     count_reg     <= cfg_count;
                     seq_cur_reg   <= cfg_seq_start;
                     stat_seq_next <= cfg_seq_start;
-                    run_frames_reg <= 64'd0;
+                    run_frames_reg <= 48'd0;
                     burst_cnt_reg <= 32'd0;
                     frac_acc_reg  <= 32'd0;
                     stop_req_reg  <= 1'b0;
-                    prep_cnt_reg  <= 3'd0;
+                    prep_cnt_reg  <= 5'd0;
                     state_reg     <= ST_PREP;
                 end
             end
         end
         ST_PREP: begin
-            // let the derived registers settle from the new settings
-            prep_cnt_reg <= prep_cnt_reg + 3'd1;
-            if (prep_cnt_reg == 3'd7) begin
+            // derived registers settle and the constant checksum words are summed
+            prep_cnt_reg <= prep_cnt_reg + 5'd1;
+            if (prep_cnt_reg == 5'd23) begin
                 state_reg <= ST_FRAME;
                 pos_reg <= 16'd0;
             end
@@ -223,7 +247,7 @@ always @(posedge clk) begin
         ST_FRAME: begin
             pos_reg <= pos_reg + 16'd1;
             if (pos_reg == 16'd0) begin
-                run_frames_reg <= run_frames_reg + 64'd1;
+                run_frames_reg <= run_frames_reg + 48'd1;
                 seq_cur_reg <= seq_cur_reg + 48'd1;
                 stat_seq_next <= seq_cur_reg + 48'd1;
             end
@@ -270,6 +294,9 @@ end
 // ---------------------------------------------------------------------------------------------
 // per-frame preparation during the preamble: stamp, signature check, checksums
 // ---------------------------------------------------------------------------------------------
+wire [31:0] check_crc_next;
+fpgatest_crc32 check_crc_inst (.crc_in(check_crc_reg), .data(sig_shift_reg[111:104]), .crc_out(check_crc_next));
+
 always @(posedge clk) begin
     if (state_reg == ST_FRAME) begin
         if (pos_reg == 16'd0) begin
@@ -281,7 +308,7 @@ always @(posedge clk) begin
             udp_sum_reg   <= udp_const_reg + {udp_len_reg, 1'b0};
         end else if (pos_reg <= 16'd14) begin
             // signature check: CRC-32 over stream id, sequence number and TX stamp (14 bytes)
-            check_crc_reg <= crc32_byte(check_crc_reg, sig_shift_reg[111:104]);
+            check_crc_reg <= check_crc_next;
             sig_shift_reg <= {sig_shift_reg[103:0], 8'd0};
         end
         case (pos_reg)
@@ -437,10 +464,13 @@ end
 // stage B: FCS and GMII output
 // ---------------------------------------------------------------------------------------------
 reg [31:0] fcs_crc_reg;
-reg [63:0] tx_frames_reg, tx_bytes_reg;
 wire [31:0] fcs_value = ~fcs_crc_reg;
+wire [31:0] fcs_crc_next;
+fpgatest_crc32 fcs_crc_inst (.crc_in(fcs_crc_reg), .data(a_byte_reg), .crc_out(fcs_crc_next));
 
 assign gmii_tx_er = 1'b0;
+assign cnt_tx_frame = a_sfd_reg;
+assign cnt_tx_len = size_reg;
 
 always @(posedge clk) begin
     gmii_tx_en <= a_en_reg;
@@ -448,30 +478,13 @@ always @(posedge clk) begin
     if (a_sfd_reg)
         fcs_crc_reg <= 32'hFFFFFFFF;
     if (a_data_reg)
-        fcs_crc_reg <= crc32_byte(fcs_crc_reg, a_byte_reg);
+        fcs_crc_reg <= fcs_crc_next;
     if (a_fcs_reg)
         gmii_txd <= fcs_value[8*a_fcs_idx_reg +: 8];
-
-    // a frame counts once its SFD is out; the snapshot includes a frame counted in the same clock
-    if (ctl_snapshot) begin
-        stat_tx_frames <= tx_frames_reg + {63'd0, a_sfd_reg};
-        stat_tx_bytes <= tx_bytes_reg + (a_sfd_reg ? {48'd0, size_reg} : 64'd0);
-    end
-    if (ctl_clear) begin
-        tx_frames_reg <= 64'd0;
-        tx_bytes_reg <= 64'd0;
-    end else if (a_sfd_reg) begin
-        tx_frames_reg <= tx_frames_reg + 64'd1;
-        tx_bytes_reg <= tx_bytes_reg + {48'd0, size_reg};
-    end
 
     if (rst) begin
         gmii_tx_en <= 1'b0;
         gmii_txd <= 8'h00;
-        tx_frames_reg <= 64'd0;
-        tx_bytes_reg <= 64'd0;
-        stat_tx_frames <= 64'd0;
-        stat_tx_bytes <= 64'd0;
     end
 end
 

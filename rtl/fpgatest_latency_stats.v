@@ -7,7 +7,9 @@
 
 /*
  * Latencies are in 1/16 tick (0.5 ns). Widths hold a year at line rate: 1.49e6 frames/s * 3.2e7 s
- * = 2^45.4 frames, so sum < 2^78 (80 bits) and sum of squares < 2^110 (128 bits).
+ * = 2^45.4 frames, so sum < 2^78 (80 bits) and sum of squares < 2^110 (128 bits). The count and
+ * the histogram's below/above counts are event outputs kept by fpgatest_counters, which latches
+ * at the same edge.
  * ctl_snapshot latches everything at one clock edge, histogram included: the histogram engine sees
  * the snapshot as a marker in its queue right after the last update before the edge, and copies the
  * live bins to the readable bank (stat_hist_busy while copying, 66 clocks). ctl_clear with
@@ -37,14 +39,11 @@ module fpgatest_latency_stats #(
     input  wire [31:0]  cfg_sample_every,    // capture every Nth test frame (0 = off)
 
     // status (snapshot)
-    output reg  [63:0]  stat_lat_count,      // test frames measured
     output reg  [31:0]  stat_lat_min,        // smallest latency, 1/16 tick (0xFFFFFFFF when none)
     output reg  [31:0]  stat_lat_max,        // largest latency, 1/16 tick
     output reg  [31:0]  stat_lat_last,       // latency of the latest test frame, 1/16 tick
     output reg  [79:0]  stat_lat_sum,        // sum of latencies, 1/16 tick
     output reg  [127:0] stat_lat_sumsq,      // sum of squared latencies, (1/16 tick)^2
-    output reg  [63:0]  stat_hist_below,     // latencies below the histogram base
-    output reg  [63:0]  stat_hist_above,     // latencies beyond bin 63
     output reg  [47:0]  stat_hist_count,     // snapshot count of bin cfg_hist_addr
     output wire         stat_hist_busy,      // histogram snapshot/clear still being copied
 
@@ -54,7 +53,12 @@ module fpgatest_latency_stats #(
     output reg  [63:0]  stat_sample_rx_tick, // sample: RX tick
     output reg  [31:0]  stat_sample_latency, // sample: latency, 1/16 tick
     output reg  [15:0]  stat_sample_level,   // samples waiting
-    output reg  [31:0]  stat_sample_dropped  // samples lost to a full FIFO
+
+    // events for fpgatest_counters (aligned with the statistics above)
+    output wire         cnt_lat,             // a latency was added
+    output wire         cnt_hist_below,      // ... below the histogram base
+    output wire         cnt_hist_above,      // ... beyond bin 63
+    output reg          cnt_sample_dropped   // a sample did not fit in the FIFO
 );
 
 // ---------------------------------------------------------------------------------------------
@@ -95,32 +99,28 @@ wire [31:0] bin_wide = rel[31:0] >> cfg_hist_shift;
 wire        above = !below && bin_wide > 32'd63;
 wire [5:0]  bin = bin_wide[5:0];
 
+assign cnt_lat = v2_reg;
+assign cnt_hist_below = v2_reg && below;
+assign cnt_hist_above = v2_reg && above;
+
 // ---------------------------------------------------------------------------------------------
 // scalar statistics
 // ---------------------------------------------------------------------------------------------
-reg [63:0]  count_reg, below_reg, above_reg;
 reg [31:0]  min_reg, max_reg, last_reg;
 reg [79:0]  sum_reg;
 reg [127:0] sumsq_reg;
 
-reg [63:0]  count_next, below_next, above_next;
 reg [31:0]  min_next, max_next, last_next;
 reg [79:0]  sum_next;
 reg [127:0] sumsq_next;
 
 always @* begin
-    count_next = count_reg;
-    below_next = below_reg;
-    above_next = above_reg;
     min_next = min_reg;
     max_next = max_reg;
     last_next = last_reg;
     sum_next = sum_reg;
     sumsq_next = sumsq_reg;
     if (v2_reg) begin
-        count_next = count_reg + 64'd1;
-        if (below) below_next = below_reg + 64'd1;
-        if (above) above_next = above_reg + 64'd1;
         if (lat2_reg < min_reg) min_next = lat2_reg;
         if (lat2_reg > max_reg) max_next = lat2_reg;
         last_next = lat2_reg;
@@ -130,9 +130,6 @@ always @* begin
 end
 
 always @(posedge clk) begin
-    count_reg <= count_next;
-    below_reg <= below_next;
-    above_reg <= above_next;
     min_reg <= min_next;
     max_reg <= max_next;
     last_reg <= last_next;
@@ -140,9 +137,6 @@ always @(posedge clk) begin
     sumsq_reg <= sumsq_next;
 
     if (ctl_snapshot) begin
-        stat_lat_count <= count_next;
-        stat_hist_below <= below_next;
-        stat_hist_above <= above_next;
         stat_lat_min <= min_next;
         stat_lat_max <= max_next;
         stat_lat_last <= last_next;
@@ -151,9 +145,6 @@ always @(posedge clk) begin
     end
 
     if (ctl_clear || rst) begin
-        count_reg <= 64'd0;
-        below_reg <= 64'd0;
-        above_reg <= 64'd0;
         min_reg <= 32'hFFFFFFFF;
         max_reg <= 32'd0;
         last_reg <= 32'd0;
@@ -161,9 +152,6 @@ always @(posedge clk) begin
         sumsq_reg <= 128'd0;
     end
     if (rst) begin
-        stat_lat_count <= 64'd0;
-        stat_hist_below <= 64'd0;
-        stat_hist_above <= 64'd0;
         stat_lat_min <= 32'hFFFFFFFF;
         stat_lat_max <= 32'd0;
         stat_lat_last <= 32'd0;
@@ -274,10 +262,9 @@ always @(posedge clk) begin
     if (v2_reg && cfg_sample_every != 0)
         s_div_reg <= s_take ? 32'd0 : s_div_reg + 32'd1;
 
+    cnt_sample_dropped <= s_take && s_full;
     if (s_take) begin
-        if (s_full) begin
-            stat_sample_dropped <= stat_sample_dropped + 32'd1;
-        end else begin
+        if (!s_full) begin
             sample_mem[s_wr_reg[SA-1:0]] <= {seq2_reg, rx2_reg, lat2_reg};
             s_wr_reg <= s_wr_reg + 1'b1;
         end
@@ -296,7 +283,7 @@ always @(posedge clk) begin
         s_wr_reg <= 0;
         s_rd_reg <= 0;
         s_div_reg <= 32'd0;
-        stat_sample_dropped <= 32'd0;
+        cnt_sample_dropped <= 1'b0;
         stat_sample_valid <= 1'b0;
     end
 end

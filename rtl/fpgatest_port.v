@@ -9,7 +9,32 @@
  * Board-independent. The time base is shared by all ports of a tester (fpgatest_timebase) and
  * comes in as time_tick. litex_soc/ turns every cfg_* into a CSRStorage, every stat_* into a
  * CSRStatus and the ctl_* pulses into one control register, with the comments below as their
- * descriptions, so this port list is the register contract.
+ * descriptions, so this port list is the register contract. The event counters live in RAM
+ * (fpgatest_counters) and are read through cnt_rd_addr/cnt_rd_data; their numbering:
+ *
+ * counter  name               meaning
+ *    0  tx_frames          frames sent
+ *    1  tx_bytes           bytes sent, frame bytes incl. FCS, excl. preamble
+ *    2  rx_frames          every frame seen
+ *    3  rx_bytes           bytes of every frame seen (incl. FCS)
+ *    4  test_frames        good frames of the test stream
+ *    5  fcs_errors         FCS wrong or rx_er
+ *    6  runts              shorter than 64 bytes
+ *    7  giants             longer than cfg_max_size
+ *    8  foreign            good frames without a valid signature
+ *    9  other_stream       good signed frames of another stream id
+ *   10  lat_clamped        test frames whose latency was clamped (<0 or too big)
+ *   11  lat_count          latencies in the statistics
+ *   12  hist_below         latencies below the histogram base
+ *   13  hist_above         latencies beyond bin 63
+ *   14  sample_dropped     samples lost to a full sample FIFO
+ *   15  seq_received       distinct sequence numbers received
+ *   16  seq_late           received after a higher one (reordered)
+ *   17  seq_duplicate      received again inside the window
+ *   18  seq_stale          older than the window
+ *   19  seq_input_dropped  sequence numbers lost to a full tracker queue
+ *   20  seq_event_dropped  loss events lost to a full event FIFO
+ *   21  rx_fifo_overflow   frames damaged by a full RX clock-crossing FIFO
  */
 module fpgatest_port (
     // clocks and time
@@ -30,7 +55,7 @@ module fpgatest_port (
     // control (pulses)
     input  wire           ctl_start,              // start a run with the current settings (pulse)
     input  wire           ctl_stop,               // stop after the frame on the wire (pulse)
-    input  wire           ctl_clear,              // clear the counters (pulse)
+    input  wire           ctl_clear,              // clear every counter and statistic (pulse)
     input  wire           ctl_snapshot,           // latch every counter (pulse)
     input  wire           ctl_sample_pop,         // move the oldest sample to stat_sample_* (pulse)
     input  wire           ctl_flush,              // retire the whole window: pending gaps become lost (pulse)
@@ -73,55 +98,40 @@ module fpgatest_port (
     // generator status
     output wire           stat_tx_busy,           // a run is in progress
     output wire [7:0]     stat_tx_error,          // why the last start was refused (bits, see docs)
-    output wire [63:0]    stat_tx_frames,         // frames sent (snapshot)
-    output wire [63:0]    stat_tx_bytes,          // bytes sent, frame bytes incl. FCS, excl. preamble (snapshot)
     output wire [47:0]    stat_tx_seq_next,       // sequence number of the next frame
 
-    // checker status
-    output wire [63:0]    stat_rx_frames,         // every frame seen
-    output wire [63:0]    stat_rx_bytes,          // bytes of every frame seen (incl. FCS)
-    output wire [63:0]    stat_test_frames,       // good frames of the test stream
-    output wire [63:0]    stat_fcs_errors,        // FCS wrong or rx_er
-    output wire [63:0]    stat_runts,             // shorter than 64 bytes
-    output wire [63:0]    stat_giants,            // longer than cfg_max_size
-    output wire [63:0]    stat_foreign,           // good frames without a valid signature
-    output wire [63:0]    stat_other_stream,      // good signed frames of another stream id
-    output wire [63:0]    stat_lat_clamped,       // test frames whose latency was clamped (<0 or too big)
-    output wire [63:0]    stat_lat_count,         // test frames measured
+    // latency statistics (snapshot)
     output wire [31:0]    stat_lat_min,           // smallest latency, 1/16 tick (0xFFFFFFFF when none)
     output wire [31:0]    stat_lat_max,           // largest latency, 1/16 tick
     output wire [31:0]    stat_lat_last,          // latency of the latest test frame, 1/16 tick
     output wire [79:0]    stat_lat_sum,           // sum of latencies, 1/16 tick
     output wire [127:0]   stat_lat_sumsq,         // sum of squared latencies, (1/16 tick)^2
-    output wire [63:0]    stat_hist_below,        // latencies below the histogram base
-    output wire [63:0]    stat_hist_above,        // latencies beyond bin 63
     output wire [47:0]    stat_hist_count,        // snapshot count of bin cfg_hist_addr
     output wire           stat_hist_busy,         // histogram snapshot/clear still being copied
+
+    // samples
     output wire           stat_sample_valid,      // the last pop returned a sample
     output wire [47:0]    stat_sample_seq,        // sample: sequence number
     output wire [63:0]    stat_sample_rx_tick,    // sample: RX tick
     output wire [31:0]    stat_sample_latency,    // sample: latency, 1/16 tick
     output wire [15:0]    stat_sample_level,      // samples waiting
-    output wire [31:0]    stat_sample_dropped,    // samples lost to a full FIFO
-    output wire [31:0]    stat_rx_fifo_overflow,  // frames damaged by a full FIFO
 
-    // sequence tracker status
-    output wire [63:0]    stat_seq_received,      // distinct sequence numbers received
+    // sequence tracker
     output wire [63:0]    stat_seq_lost,          // retired without being received
-    output wire [63:0]    stat_seq_late,          // received after a higher one (reordered)
-    output wire [63:0]    stat_seq_duplicate,     // received again inside the window
-    output wire [63:0]    stat_seq_stale,         // older than the window
     output wire [47:0]    stat_seq_first_seq,     // first sequence number seen
     output wire [47:0]    stat_seq_highest_seq,   // highest sequence number seen + 1
     output wire [47:0]    stat_seq_oldest_seq,    // lowest sequence number still in the window
     output wire           stat_seq_started,       // a sequence number has been seen
     output wire           stat_seq_busy,          // work queued (flush or input not yet done)
-    output wire [31:0]    stat_seq_input_dropped, // sequence numbers lost to a full input queue
     output wire           stat_seq_event_valid,   // the last pop returned an event
     output wire [47:0]    stat_seq_event_first,   // loss event: first lost sequence number
     output wire [31:0]    stat_seq_event_length,  // loss event: consecutive numbers lost
     output wire [15:0]    stat_seq_event_level,   // loss events waiting
-    output wire [31:0]    stat_seq_event_dropped  // events lost to a full event FIFO
+
+    // event counters (fpgatest_counters, latched by ctl_snapshot; numbering below)
+    input  wire [7:0]     cnt_rd_addr,            // counter shown on cnt_rd_data
+    output wire [63:0]    cnt_rd_data,            // its snapshot value, one clock later
+    output wire           stat_counters_busy      // snapshot still being written (22 clocks)
 );
 
 wire        rx_valid, rx_first, rx_last, rx_err;
@@ -131,6 +141,28 @@ wire        res_valid;
 wire [47:0] res_seq;
 wire [31:0] res_latency;
 wire [63:0] res_rx_tick;
+wire        gen_cnt_tx_frame;
+wire [15:0] gen_cnt_tx_len;
+wire        cdc_cnt_overflow;
+wire        chk_cnt_rx_frame;
+wire [15:0] chk_cnt_rx_len;
+wire        chk_cnt_test;
+wire        chk_cnt_fcs_error;
+wire        chk_cnt_runt;
+wire        chk_cnt_giant;
+wire        chk_cnt_foreign;
+wire        chk_cnt_other_stream;
+wire        chk_cnt_lat_clamped;
+wire        st_cnt_lat;
+wire        st_cnt_hist_below;
+wire        st_cnt_hist_above;
+wire        st_cnt_sample_dropped;
+wire        trk_cnt_received;
+wire        trk_cnt_late;
+wire        trk_cnt_duplicate;
+wire        trk_cnt_stale;
+wire        trk_cnt_input_dropped;
+wire        trk_cnt_event_dropped;
 
 fpgatest_gen gen_inst (
     .clk                 (clk),
@@ -138,8 +170,6 @@ fpgatest_gen gen_inst (
     .time_tick           (time_tick),
     .ctl_start           (ctl_start),
     .ctl_stop            (ctl_stop),
-    .ctl_clear           (ctl_clear),
-    .ctl_snapshot        (ctl_snapshot),
     .cfg_proto           (cfg_proto),
     .cfg_vlan_en         (cfg_vlan_en),
     .cfg_vlan_tci        (cfg_vlan_tci),
@@ -166,9 +196,9 @@ fpgatest_gen gen_inst (
     .gmii_tx_er          (gmii_tx_er),
     .stat_busy           (stat_tx_busy),
     .stat_error          (stat_tx_error),
-    .stat_tx_frames      (stat_tx_frames),
-    .stat_tx_bytes       (stat_tx_bytes),
-    .stat_seq_next       (stat_tx_seq_next)
+    .stat_seq_next       (stat_tx_seq_next),
+    .cnt_tx_frame        (gen_cnt_tx_frame),
+    .cnt_tx_len          (gen_cnt_tx_len)
 );
 
 fpgatest_rx_cdc rx_cdc_inst (
@@ -186,7 +216,7 @@ fpgatest_rx_cdc rx_cdc_inst (
     .m_last              (rx_last),
     .m_err               (rx_err),
     .m_stamp             (rx_stamp),
-    .stat_overflow       (stat_rx_fifo_overflow)
+    .cnt_overflow        (cdc_cnt_overflow)
 );
 
 fpgatest_checker checker_inst (
@@ -199,8 +229,6 @@ fpgatest_checker checker_inst (
     .s_last              (rx_last),
     .s_err               (rx_err),
     .s_stamp             (rx_stamp),
-    .ctl_snapshot        (ctl_snapshot),
-    .ctl_clear           (ctl_clear),
     .cfg_stream_id       (cfg_rx_stream_id),
     .cfg_max_size        (cfg_max_size),
     .cfg_cal_internal    (cfg_cal_internal),
@@ -210,15 +238,15 @@ fpgatest_checker checker_inst (
     .res_seq             (res_seq),
     .res_latency         (res_latency),
     .res_rx_tick         (res_rx_tick),
-    .stat_rx_frames      (stat_rx_frames),
-    .stat_rx_bytes       (stat_rx_bytes),
-    .stat_test_frames    (stat_test_frames),
-    .stat_fcs_errors     (stat_fcs_errors),
-    .stat_runts          (stat_runts),
-    .stat_giants         (stat_giants),
-    .stat_foreign        (stat_foreign),
-    .stat_other_stream   (stat_other_stream),
-    .stat_lat_clamped    (stat_lat_clamped)
+    .cnt_rx_frame        (chk_cnt_rx_frame),
+    .cnt_rx_len          (chk_cnt_rx_len),
+    .cnt_test            (chk_cnt_test),
+    .cnt_fcs_error       (chk_cnt_fcs_error),
+    .cnt_runt            (chk_cnt_runt),
+    .cnt_giant           (chk_cnt_giant),
+    .cnt_foreign         (chk_cnt_foreign),
+    .cnt_other_stream    (chk_cnt_other_stream),
+    .cnt_lat_clamped     (chk_cnt_lat_clamped)
 );
 
 fpgatest_latency_stats stats_inst (
@@ -235,14 +263,11 @@ fpgatest_latency_stats stats_inst (
     .cfg_hist_shift      (cfg_hist_shift),
     .cfg_hist_addr       (cfg_hist_addr),
     .cfg_sample_every    (cfg_sample_every),
-    .stat_lat_count      (stat_lat_count),
     .stat_lat_min        (stat_lat_min),
     .stat_lat_max        (stat_lat_max),
     .stat_lat_last       (stat_lat_last),
     .stat_lat_sum        (stat_lat_sum),
     .stat_lat_sumsq      (stat_lat_sumsq),
-    .stat_hist_below     (stat_hist_below),
-    .stat_hist_above     (stat_hist_above),
     .stat_hist_count     (stat_hist_count),
     .stat_hist_busy      (stat_hist_busy),
     .stat_sample_valid   (stat_sample_valid),
@@ -250,7 +275,10 @@ fpgatest_latency_stats stats_inst (
     .stat_sample_rx_tick (stat_sample_rx_tick),
     .stat_sample_latency (stat_sample_latency),
     .stat_sample_level   (stat_sample_level),
-    .stat_sample_dropped (stat_sample_dropped)
+    .cnt_lat             (st_cnt_lat),
+    .cnt_hist_below      (st_cnt_hist_below),
+    .cnt_hist_above      (st_cnt_hist_above),
+    .cnt_sample_dropped  (st_cnt_sample_dropped)
 );
 
 fpgatest_seq_tracker tracker_inst (
@@ -262,22 +290,62 @@ fpgatest_seq_tracker tracker_inst (
     .ctl_clear           (ctl_clear),
     .ctl_flush           (ctl_flush),
     .ctl_event_pop       (ctl_event_pop),
-    .stat_received       (stat_seq_received),
     .stat_lost           (stat_seq_lost),
-    .stat_late           (stat_seq_late),
-    .stat_duplicate      (stat_seq_duplicate),
-    .stat_stale          (stat_seq_stale),
     .stat_first_seq      (stat_seq_first_seq),
     .stat_highest_seq    (stat_seq_highest_seq),
     .stat_oldest_seq     (stat_seq_oldest_seq),
     .stat_started        (stat_seq_started),
     .stat_busy           (stat_seq_busy),
-    .stat_input_dropped  (stat_seq_input_dropped),
     .stat_event_valid    (stat_seq_event_valid),
     .stat_event_first    (stat_seq_event_first),
     .stat_event_length   (stat_seq_event_length),
     .stat_event_level    (stat_seq_event_level),
-    .stat_event_dropped  (stat_seq_event_dropped)
+    .cnt_received        (trk_cnt_received),
+    .cnt_late            (trk_cnt_late),
+    .cnt_duplicate       (trk_cnt_duplicate),
+    .cnt_stale           (trk_cnt_stale),
+    .cnt_input_dropped   (trk_cnt_input_dropped),
+    .cnt_event_dropped   (trk_cnt_event_dropped)
+);
+
+// event counters, numbered as in the table above (bit/slice i = counter i)
+localparam N_COUNTERS = 22;
+
+fpgatest_counters #(
+    .N         (N_COUNTERS),
+    .PENDING_W (16),
+    .WIDE_MASK (22'b0000000000000000001010)  // tx_bytes, rx_bytes
+) counters_inst (
+    .clk          (clk),
+    .rst          (rst),
+    .inc_valid    ({cdc_cnt_overflow, trk_cnt_event_dropped, trk_cnt_input_dropped, trk_cnt_stale, trk_cnt_duplicate, trk_cnt_late, trk_cnt_received, st_cnt_sample_dropped, st_cnt_hist_above, st_cnt_hist_below, st_cnt_lat, chk_cnt_lat_clamped, chk_cnt_other_stream, chk_cnt_foreign, chk_cnt_giant, chk_cnt_runt, chk_cnt_fcs_error, chk_cnt_test, chk_cnt_rx_frame, chk_cnt_rx_frame, gen_cnt_tx_frame, gen_cnt_tx_frame}),
+    .inc_amount   ({16'd1,
+                      16'd1,
+                      16'd1,
+                      16'd1,
+                      16'd1,
+                      16'd1,
+                      16'd1,
+                      16'd1,
+                      16'd1,
+                      16'd1,
+                      16'd1,
+                      16'd1,
+                      16'd1,
+                      16'd1,
+                      16'd1,
+                      16'd1,
+                      16'd1,
+                      16'd1,
+                      chk_cnt_rx_len,
+                      16'd1,
+                      gen_cnt_tx_len,
+                      16'd1}),
+    .ctl_snapshot (ctl_snapshot),
+    .ctl_clear    (ctl_clear),
+    .rd_addr      (cnt_rd_addr),
+    .rd_data      (cnt_rd_data),
+    .stat_busy    (stat_counters_busy)
 );
 
 endmodule

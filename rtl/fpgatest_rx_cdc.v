@@ -35,8 +35,8 @@ module fpgatest_rx_cdc #(
     output wire               m_err,            // with m_last: rx_er seen or bytes lost in the FIFO
     output wire [STAMP_W-1:0] m_stamp,
 
-    // status (system clock domain)
-    output reg  [31:0]        stat_overflow     // frames damaged by a full FIFO
+    // event (system clock domain)
+    output reg                cnt_overflow      // a frame was damaged by a full FIFO
 );
 
 initial if (STAMP_W < 16 || STAMP_W > 32) $error("fpgatest_rx_cdc: STAMP_W out of range");
@@ -180,17 +180,14 @@ fpgatest_async_fifo #(
 
 assign {m_first, m_last, m_err, m_stamp, m_data} = rd_data;
 
-// count overflows in the system domain (toggle synchronizer; overflows are rare and far apart)
+// report overflows in the system domain (toggle synchronizer; overflows are rare and far apart)
 (* ASYNC_REG = "TRUE" *) reg overflow_sync1_reg, overflow_sync2_reg;
 reg overflow_sync3_reg;
 always @(posedge clk) begin
     overflow_sync1_reg <= overflow_toggle_reg;
     overflow_sync2_reg <= overflow_sync1_reg;
     overflow_sync3_reg <= overflow_sync2_reg;
-    if (overflow_sync3_reg != overflow_sync2_reg)
-        stat_overflow <= stat_overflow + 32'd1;
-    if (rst)
-        stat_overflow <= 32'd0;
+    cnt_overflow <= overflow_sync3_reg != overflow_sync2_reg;
 end
 
 endmodule

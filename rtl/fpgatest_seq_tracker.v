@@ -36,24 +36,26 @@ module fpgatest_seq_tracker #(
     input  wire         ctl_event_pop,       // move the oldest loss event to stat_event_* (pulse)
 
     // status (snapshot)
-    output reg  [63:0]  stat_received,       // distinct sequence numbers received
     output reg  [63:0]  stat_lost,           // retired without being received
-    output reg  [63:0]  stat_late,           // received after a higher one (reordered)
-    output reg  [63:0]  stat_duplicate,      // received again inside the window
-    output reg  [63:0]  stat_stale,          // older than the window
     output reg  [47:0]  stat_first_seq,      // first sequence number seen
     output reg  [47:0]  stat_highest_seq,    // highest sequence number seen + 1
     output reg  [47:0]  stat_oldest_seq,     // lowest sequence number still in the window
     output reg          stat_started,        // a sequence number has been seen
     output wire         stat_busy,           // work queued (flush or input not yet done)
-    output reg  [31:0]  stat_input_dropped,  // sequence numbers lost to a full input queue
 
     // loss events
     output reg          stat_event_valid,    // the last pop returned an event
     output reg  [47:0]  stat_event_first,    // loss event: first lost sequence number
     output reg  [31:0]  stat_event_length,   // loss event: consecutive numbers lost
     output reg  [15:0]  stat_event_level,    // loss events waiting
-    output reg  [31:0]  stat_event_dropped   // events lost to a full event FIFO
+
+    // events for fpgatest_counters
+    output reg          cnt_received,        // a distinct sequence number was received
+    output reg          cnt_late,            // ... after a higher one (reordered)
+    output reg          cnt_duplicate,       // a number was received again inside the window
+    output reg          cnt_stale,           // a number older than the window arrived
+    output reg          cnt_input_dropped,   // the input queue was full
+    output reg          cnt_event_dropped    // the event FIFO was full
 );
 
 initial if (WINDOW_LOG2 < 6 || WINDOW_LOG2 > 16) $error("fpgatest_seq_tracker: WINDOW_LOG2 out of range");
@@ -77,7 +79,7 @@ reg         in_pop;
 reg  [31:0] bitmap [0:WORDS-1];
 reg  [47:0] oldest_reg, highest_reg, first_reg;
 reg         started_reg;
-reg  [63:0] received_reg, lost_reg, late_reg, dup_reg, stale_reg;
+reg  [63:0] lost_reg;
 reg         flush_req_reg;
 reg         run_open_reg;
 reg  [47:0] run_first_reg;
@@ -125,13 +127,19 @@ reg  [47:0] lose_n;
 always @(posedge clk) begin
     in_pop = 1'b0;
     ev_push = 1'b0;
+    cnt_received <= 1'b0;
+    cnt_late <= 1'b0;
+    cnt_duplicate <= 1'b0;
+    cnt_stale <= 1'b0;
+    cnt_input_dropped <= 1'b0;
+    cnt_event_dropped <= 1'b0;
     lose_en = 1'b0;
     lose_n = 48'd0;
     ev_data = {run_first_reg, run_len_reg};
 
     if (in_valid) begin
         if (in_full) begin
-            stat_input_dropped <= stat_input_dropped + 32'd1;
+            cnt_input_dropped <= 1'b1;
         end else begin
             in_mem[in_wr_reg[4:0]] <= in_seq;
             in_wr_reg <= in_wr_reg + 6'd1;
@@ -176,19 +184,19 @@ always @(posedge clk) begin
                     first_reg <= head;
                     oldest_reg <= head;
                     highest_reg <= head + 48'd1;
-                    received_reg <= received_reg + 64'd1;
+                    cnt_received <= 1'b1;
                     bitmap[head_word] <= head_word_val | (32'd1 << head_bit);
                 end else if (head_stale) begin
-                    stale_reg <= stale_reg + 64'd1;
+                    cnt_stale <= 1'b1;
                 end else if (head_new) begin
                     highest_reg <= head + 48'd1;
-                    received_reg <= received_reg + 64'd1;
+                    cnt_received <= 1'b1;
                     bitmap[head_word] <= head_word_val | (32'd1 << head_bit);
                 end else if (head_seen) begin
-                    dup_reg <= dup_reg + 64'd1;
+                    cnt_duplicate <= 1'b1;
                 end else begin
-                    late_reg <= late_reg + 64'd1;
-                    received_reg <= received_reg + 64'd1;
+                    cnt_late <= 1'b1;
+                    cnt_received <= 1'b1;
                     bitmap[head_word] <= head_word_val | (32'd1 << head_bit);
                 end
             end else if (flush_req_reg) begin
@@ -225,7 +233,7 @@ always @(posedge clk) begin
 
     if (ev_push) begin
         if (ev_level[EA]) begin
-            stat_event_dropped <= stat_event_dropped + 32'd1;
+            cnt_event_dropped <= 1'b1;
         end else begin
             ev_mem[ev_wr_reg[EA-1:0]] <= ev_data;
             ev_wr_reg <= ev_wr_reg + 1'b1;
@@ -241,11 +249,7 @@ always @(posedge clk) begin
     stat_event_level <= ev_level;
 
     if (ctl_snapshot) begin
-        stat_received <= received_reg;
         stat_lost <= lost_reg;
-        stat_late <= late_reg;
-        stat_duplicate <= dup_reg;
-        stat_stale <= stale_reg;
         stat_first_seq <= first_reg;
         stat_highest_seq <= highest_reg;
         stat_oldest_seq <= oldest_reg;
@@ -259,27 +263,17 @@ always @(posedge clk) begin
         first_reg <= 48'd0;
         oldest_reg <= 48'd0;
         highest_reg <= 48'd0;
-        received_reg <= 64'd0;
         lost_reg <= 64'd0;
-        late_reg <= 64'd0;
-        dup_reg <= 64'd0;
-        stale_reg <= 64'd0;
         flush_req_reg <= 1'b0;
         run_open_reg <= 1'b0;
         ev_wr_reg <= 0;
         ev_rd_reg <= 0;
-        stat_event_dropped <= 32'd0;
         stat_event_valid <= 1'b0;
-        stat_input_dropped <= 32'd0;
         clear_idx_reg <= 0;
         t_state_reg <= T_CLEAR;
     end
     if (rst) begin
-        stat_received <= 64'd0;
         stat_lost <= 64'd0;
-        stat_late <= 64'd0;
-        stat_duplicate <= 64'd0;
-        stat_stale <= 64'd0;
         stat_first_seq <= 48'd0;
         stat_highest_seq <= 48'd0;
         stat_oldest_seq <= 48'd0;

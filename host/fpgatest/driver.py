@@ -30,6 +30,7 @@ class CsrMap:
             self.registers = {name: Register(name, r["addr"], r["size"], r["type"] == "rw")
                               for name, r in data["csr_registers"].items()}
             self.constants = data.get("constants", {})
+            self.memories = {name: m["base"] for name, m in data.get("memories", {}).items()}
         except (OSError, ValueError, KeyError, TypeError) as err:
             raise MapError(f"cannot read register map {path}: {err}") from None
         self.path = Path(path)
@@ -51,6 +52,12 @@ class CsrMap:
 
     def n_ports(self) -> int:
         return sum(1 for n in self.registers if n.endswith("_control") and n.startswith("port"))
+
+    def counters(self) -> list[str]:
+        """Event counter names in index order (constants FPGATEST_COUNTER_<NAME> = index)."""
+        head = "fpgatest_counter_"
+        named = sorted((int(v), k[len(head):]) for k, v in self.constants.items() if k.startswith(head))
+        return [name for _, name in named]
 
 
 class Device:
@@ -132,10 +139,23 @@ class Device:
         head = f"port{port}_{prefix}"
         return [n for n in self.map.registers if n.startswith(head)]
 
+    def read_counters(self, port: int) -> dict[str, int]:
+        """The port's event counters from its last snapshot (one burst from the counter window)."""
+        names = self.map.counters()
+        words = self.bus.read(self.map.memories[f"port{port}_counters"], 2 * len(names))
+        return {f"port{port}_stat_{name}": (words[2 * i] << 32) | words[2 * i + 1] for i, name in enumerate(names)}
+
     def snapshot(self, clear: bool = False) -> dict:
         """Latch every port at the same clock edge (and clear them for an interval), then read it all."""
         self.pulse("tester_control", *(["snapshot", "clear"] if clear else ["snapshot"]))
         names = ["tester_time"]
         for port in range(self.map.n_ports()):
             names += self.port_names(port, "stat_")
-        return self.read_many(names)
+        values = self.read_many(names)
+        # the counter bank and the histogram take a few dozen clocks to latch; one more read is plenty
+        # of time over any link, but check anyway
+        for port in range(self.map.n_ports()):
+            while values[f"port{port}_stat_counters_busy"] or values[f"port{port}_stat_hist_busy"]:
+                values.update(self.read_many([f"port{port}_stat_counters_busy", f"port{port}_stat_hist_busy"]))
+            values.update(self.read_counters(port))
+        return values

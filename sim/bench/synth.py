@@ -24,7 +24,7 @@ def synthesize(top: str, files: list[str], workdir: Path) -> dict:
     # YoWASP tools see a private /tmp: run from the repository with relative paths only
     workdir.mkdir(parents=True, exist_ok=True)
     rel = workdir.relative_to(ROOT)
-    script = "; ".join([f"read_verilog -Irtl {' '.join(files)}",
+    script = "; ".join([f"read_verilog {' '.join(files)}",
                         f"synth_ecp5 -top {top} -json {rel}/{top}.json",
                         f"tee -o {rel}/{top}_stat.txt stat"])
     log = subprocess.run(["yosys", "-q", "-p", script], cwd=ROOT, capture_output=True, text=True)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from cocotb_tools.runner import get_runner
 
-from common.harness import ROOT, RTL, rtl_sources, write_harness
+from common.harness import ROOT, rtl_sources, write_harness
 
 SIM_BUILD = ROOT / "build" / "sim"
 
@@ -30,11 +30,10 @@ def run(
     runner = get_runner("verilator")
     runner.build(
         sources=sources,
-        includes=[RTL],
         hdl_toplevel=toplevel,
         build_dir=build_dir,
         parameters=parameters or {},
-        build_args=["-Wno-fatal", "-Wno-WIDTHEXPAND", "-Wno-WIDTHTRUNC", "-O3"]
+        build_args=["-Wno-fatal", "-Wno-WIDTHEXPAND", "-Wno-WIDTHTRUNC", "-Werror-PINMISSING", "-O3"]
         + (["--trace-fst", "--trace-structs"] if waves else []),
         timescale=("1ns", "1ps"),
         waves=waves,

@@ -9,6 +9,10 @@ from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge, Timer
 from cocotbext.eth import GmiiSink, GmiiSource
 
 from common.frames import StreamConfig
+from common.harness import RTL
+from litex_soc.verilog_ports import counter_names
+
+COUNTERS = counter_names(RTL / "fpgatest_port.v")
 
 CLK_PERIOD_PS = 8000  # 125 MHz: one byte per clock, one tick = 8 ns
 
@@ -51,6 +55,7 @@ class TB:
         dut.ext_rx_er.value = 0
         for name in CTL:
             getattr(dut, name).value = 0
+        dut.cnt_rd_addr.value = 0
         self.tx_sink = GmiiSink(dut.gmii_txd, dut.gmii_tx_er, dut.gmii_tx_en, dut.clk, dut.rst)
         self.rx_source = None
         if rx_ppm is not None:
@@ -105,12 +110,17 @@ class TB:
         return await self.read_stats()
 
     async def read_stats(self) -> dict:
+        """Every stat_* port and every event counter (as stat_<counter name>) of the last snapshot."""
         await RisingEdge(self.dut.clk)
-        while self.get("stat_hist_busy"):
+        while self.get("stat_hist_busy") or self.get("stat_counters_busy"):
             await RisingEdge(self.dut.clk)
         await ReadOnly()
         stats = {h._name: int(h.value) for h in self.dut if h._name.startswith("stat_")}
         await RisingEdge(self.dut.clk)
+        for index, (name, _) in enumerate(COUNTERS):
+            self.dut.cnt_rd_addr.value = index
+            await ClockCycles(self.dut.clk, 2)
+            stats["stat_" + name] = self.get("cnt_rd_data")
         return stats
 
     async def histogram(self) -> list[int]:

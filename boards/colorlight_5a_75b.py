@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
+"""fpgatest on the Colorlight 5A-75B (ECP5 LFE5U-25F, two RGMII 1 GbE ports).
+
+    python -m boards.colorlight_5a_75b --build            # bitstream into build/colorlight_5a_75b
+    python -m boards.colorlight_5a_75b --load             # SRAM load with openFPGALoader
+    python -m boards.colorlight_5a_75b --flash            # SPI flash with openFPGALoader
+
+Ports: J3 = tester port 0 (eth 0), J4 = tester port 1 (eth 1) on the board's two RJ45 jacks.
+UART (UARTBone, 115200 8N1, 3.3 V): J19 header, TX = DATA_LED- pad, RX = KEY+ pad, plus GND.
+The stock litex-boards target also uses KEY+ (R7 on v8.0) as a reset button; here the button is
+never requested, so the pin is only the UART RX.
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from migen import ClockDomain, ClockSignal, ResetSignal, Signal
+from migen.genlib.resetsync import AsyncResetSynchronizer
+
+from litex.build.generic_platform import Subsignal
+from litex.gen import LiteXModule
+from litex.soc.cores.clock import ECP5PLL
+from litex.soc.cores.uart import RS232PHY
+from litex.soc.integration.builder import Builder
+from litex_boards.platforms import colorlight_5a_75b
+
+from liteeth.phy.ecp5rgmii import LiteEthPHYRGMII
+
+from litex_soc.soc import FPGATestSoC
+from litex_soc.tester import ROOT, add_tester
+
+SYS_CLK_FREQ = 125e6
+BUILD_DIR = ROOT / "build" / "colorlight_5a_75b"
+
+
+class Platform(colorlight_5a_75b.Platform):
+    """litex-boards platform whose sources are kept relative to the gateware directory.
+
+    YoWASP tools put a private directory over /tmp, so an absolute path under /tmp (a clone in
+    /tmp, say) is invisible to them; relative paths work wherever the repository is.
+    """
+
+    def __init__(self, gateware_dir: Path, **kwargs):
+        colorlight_5a_75b.Platform.__init__(self, **kwargs)
+        self.gateware_dir = Path(gateware_dir).resolve()
+        # both PHYs share one MDIO bus (same two pins); the tester never uses it, so drop it from
+        # the pads, else requesting the second port binds the pins twice
+        available = []
+        for name, number, *items in self.constraint_manager.available:
+            if name == "eth":
+                items = [i for i in items if not (isinstance(i, Subsignal) and i.name in ("mdio", "mdc"))]
+            available.append((name, number, *items))
+        self.constraint_manager.available = available
+
+    def add_source(self, filename, language=None, library=None, copy=False):
+        before = len(self.sources)
+        colorlight_5a_75b.Platform.add_source(self, filename, language, library, copy)
+        if len(self.sources) > before:
+            path, *rest = self.sources[-1]
+            self.sources[-1] = (os.path.relpath(path, self.gateware_dir), *rest)
+
+
+class _CRG(LiteXModule):
+    """25 MHz crystal -> PLL -> 125 MHz system clock (= the tester's time base and TX clock)."""
+
+    def __init__(self, platform, sys_clk_freq):
+        self.rst = Signal()
+        self.cd_sys = ClockDomain()
+        self.pll = pll = ECP5PLL()
+        self.comb += pll.reset.eq(self.rst)
+        pll.register_clkin(platform.request("clk25"), 25e6)
+        pll.create_clkout(self.cd_sys, sys_clk_freq)
+        self.specials += AsyncResetSynchronizer(self.cd_sys, ~pll.locked | self.rst)
+
+
+class BaseSoC(FPGATestSoC):
+    def __init__(self, revision="8.0", sys_clk_freq=SYS_CLK_FREQ, with_tester=True, build_dir=BUILD_DIR):
+        platform = Platform(Path(build_dir) / "gateware", revision=revision, toolchain="trellis")
+        FPGATestSoC.__init__(self, platform, sys_clk_freq, ident="fpgatest colorlight_5a_75b")
+        self.crg = _CRG(platform, sys_clk_freq)
+        self.add_uartbone_phy(RS232PHY(platform.request("serial"), sys_clk_freq, 115200))
+        if not with_tester:
+            return
+        ports = []
+        for index in range(2):
+            # TX in the system clock: frames leave on the tester's own 125 MHz, stamps stay exact
+            phy = LiteEthPHYRGMII(
+                clock_pads         = platform.request("eth_clocks", index),
+                pads               = platform.request("eth", index),
+                tx_delay           = 0e-9,
+                with_hw_init_reset = False,
+                tx_clk             = ClockSignal("sys"),
+            )
+            phy = ClockDomainsRenamer_for(index)(phy)
+            self.add_module(f"ethphy{index}", phy)
+            gmii = {
+                "tx": {"data": Signal(8), "en": Signal(), "er": Signal()},
+                "rx": {"data": phy.source.data, "dv": phy.source.valid, "er": Signal()},
+                "rx_clk": ClockSignal(f"eth{index}_rx"),
+                "rx_rst": ResetSignal(f"eth{index}_rx"),
+            }
+            self.comb += [
+                phy.sink.valid.eq(gmii["tx"]["en"]),
+                phy.sink.data.eq(gmii["tx"]["data"]),
+                phy.sink.last_be.eq(0),
+                phy.source.ready.eq(1),
+            ]
+            ports.append(gmii)
+        add_tester(self, ports, build_extra=f"colorlight_5a_75b-{revision}")
+
+
+def ClockDomainsRenamer_for(index):
+    from migen import ClockDomainsRenamer
+    return ClockDomainsRenamer({"eth_tx": f"eth{index}_tx", "eth_rx": f"eth{index}_rx"})
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--build", action="store_true", help="build the bitstream")
+    parser.add_argument("--load", action="store_true", help="load the bitstream into SRAM (openFPGALoader)")
+    parser.add_argument("--flash", action="store_true", help="write the bitstream to SPI flash (openFPGALoader)")
+    parser.add_argument("--revision", default="8.0", choices=["6.1", "7.0", "8.0"], help="board revision (default 8.0)")
+    parser.add_argument("--cable", default="ft232RL", help="openFPGALoader cable (default ft232RL)")
+    parser.add_argument("--build-dir", type=Path, default=BUILD_DIR)
+    parser.add_argument("--seed", type=int, default=1, help="nextpnr placement seed")
+    args = parser.parse_args()
+
+    bitstream = args.build_dir / "gateware" / "colorlight_5a_75b.bit"
+    if args.build:
+        soc = BaseSoC(revision=args.revision, build_dir=args.build_dir)
+        builder = Builder(soc, output_dir=str(args.build_dir), compile_software=False,
+                          csr_json=str(args.build_dir / "csr.json"), csr_csv=str(args.build_dir / "csr.csv"))
+        builder.build(build_name="colorlight_5a_75b", seed=args.seed, timingstrict=True)
+    if args.load or args.flash:
+        if not bitstream.exists():
+            print(f"error: {bitstream} not found: build it first (make bitstream)", file=sys.stderr)
+            return 1
+        cmd = ["openFPGALoader", "-b", "colorlight", "-c", args.cable]
+        cmd += (["-f"] if args.flash else []) + [str(bitstream)]
+        return subprocess.call(cmd)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

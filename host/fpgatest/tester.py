@@ -1,0 +1,288 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""Tester operations in user units (ns, bytes, percent) over the register driver: streams, stats, DUT model."""
+
+import math
+import time
+from dataclasses import dataclass, field
+
+from fpgatest.driver import LAT_UNITS_PER_TICK, TICK_NS, Device, MapError
+
+PROTOS = {"eth": 0, "ipv4": 1, "ipv6": 2}
+MAX_SIZE = 16383
+MIN_IFG = 12
+SIG_LEN = 18
+Q16 = 1 << 16
+
+GEN_ERRORS = {0x01: "frame size out of range for this protocol", 0x02: "IFG below 12 bytes",
+              0x04: "burst gap below 12 bytes", 0x08: "fractional gap numerator >= denominator",
+              0x10: "unknown protocol"}
+
+
+class SettingError(ValueError):
+    """A setting the tester cannot run; nothing was sent."""
+
+
+def min_size(proto: str, vlan: bool = False) -> int:
+    need = (18 if vlan else 14) + {"eth": 0, "ipv4": 28, "ipv6": 48}[proto] + SIG_LEN + 4
+    return max(64, need)
+
+
+def rate_gap(size: int, rate_percent: float, den: int = 1_000_000) -> tuple[int, int, int]:
+    """(ifg, num, den) bytes such that the average rate is rate_percent of line rate, exactly to 1/den byte."""
+    if not 0 < rate_percent <= 100:
+        raise SettingError(f"rate {rate_percent}% out of range (0, 100]")
+    period = (size + 20) * 100 / rate_percent  # byte times per frame
+    gap_total = round((period - size - 8) * den)
+    ifg, num = divmod(gap_total, den)
+    if ifg < MIN_IFG:
+        raise SettingError(f"rate {rate_percent}% needs a gap below {MIN_IFG} bytes")
+    return ifg, num, den if num else 0
+
+
+@dataclass
+class Stream:
+    proto: str = "ipv4"
+    size: int = 64
+    ifg: int = MIN_IFG
+    rate_percent: float | None = None
+    count: int = 0
+    vlan: int | None = None
+    burst: int = 0
+    burst_gap: int = MIN_IFG
+    seq_start: int = 0
+    extra: dict = field(default_factory=dict)
+
+    def check(self) -> None:
+        if self.proto not in PROTOS:
+            raise SettingError(f"unknown protocol {self.proto!r} (choose from {', '.join(PROTOS)})")
+        low = min_size(self.proto, self.vlan is not None)
+        if not low <= self.size <= MAX_SIZE:
+            raise SettingError(f"frame size {self.size} out of range {low}..{MAX_SIZE} bytes for {self.proto}"
+                               + (" with VLAN tag" if self.vlan is not None else ""))
+        if self.rate_percent is None and self.ifg < MIN_IFG:
+            raise SettingError(f"IFG {self.ifg} bytes below the minimum of {MIN_IFG}")
+        if self.burst and self.burst_gap < MIN_IFG:
+            raise SettingError(f"burst gap {self.burst_gap} bytes below the minimum of {MIN_IFG}")
+        if self.count < 0:
+            raise SettingError("frame count must be >= 0")
+
+    def registers(self) -> dict[str, int]:
+        self.check()
+        if self.rate_percent is not None:
+            ifg, num, den = rate_gap(self.size, self.rate_percent)
+        else:
+            ifg, num, den = self.ifg, 0, 0
+        regs = {
+            "cfg_proto": PROTOS[self.proto], "cfg_size": self.size, "cfg_ifg": ifg,
+            "cfg_ifg_frac_num": num, "cfg_ifg_frac_den": den, "cfg_count": self.count,
+            "cfg_vlan_en": int(self.vlan is not None), "cfg_vlan_tci": self.vlan or 0,
+            "cfg_burst_len": self.burst, "cfg_burst_gap": self.burst_gap, "cfg_seq_start": self.seq_start,
+        }
+        regs.update(self.extra)
+        return regs
+
+    def frame_period_bytes(self) -> float:
+        regs = self.registers()
+        frac = regs["cfg_ifg_frac_num"] / regs["cfg_ifg_frac_den"] if regs["cfg_ifg_frac_den"] else 0.0
+        return self.size + 8 + regs["cfg_ifg"] + frac
+
+
+def lat_ns(units: int) -> float:
+    return units * TICK_NS / LAT_UNITS_PER_TICK
+
+
+def ns_to_lat_units(ns: float) -> int:
+    return round(ns * LAT_UNITS_PER_TICK / TICK_NS)
+
+
+class Tester:
+    __test__ = False  # not a pytest class
+
+    def __init__(self, device: Device):
+        self.dev = device
+        self.n_ports = device.map.n_ports()
+
+    # ---- streams ------------------------------------------------------------------------------
+
+    def configure(self, port: int, stream: Stream) -> None:
+        for name, value in stream.registers().items():
+            self.dev.write(f"port{port}_{name}", value)
+
+    def start(self, port: int) -> None:
+        self.dev.pulse(f"port{port}_control", "start")
+        error = self.dev.read(f"port{port}_stat_tx_error")
+        if error:
+            reasons = [text for bit, text in GEN_ERRORS.items() if error & bit]
+            raise SettingError(f"port {port} refused the stream: {'; '.join(reasons)}")
+
+    def stop(self, port: int) -> None:
+        self.dev.pulse(f"port{port}_control", "stop")
+
+    def busy(self, port: int) -> bool:
+        return bool(self.dev.read(f"port{port}_stat_tx_busy"))
+
+    def wait_idle(self, port: int, timeout_s: float = 600.0) -> None:
+        deadline = time.monotonic() + timeout_s
+        while self.busy(port):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"port {port} still sending after {timeout_s} s")
+            time.sleep(0.02)
+
+    def clear(self) -> None:
+        self.dev.pulse("tester_control", "clear")
+
+    def flush(self, port: int) -> None:
+        self.dev.pulse(f"port{port}_control", "flush")
+        while self.dev.read(f"port{port}_stat_seq_busy"):
+            time.sleep(0.01)
+
+    def now_ticks(self) -> int:
+        self.dev.pulse("tester_control", "snapshot")
+        return self.dev.read("tester_time")
+
+    def wait_ticks(self, ticks: int) -> int:
+        """Wait until `ticks` of tester time have passed (simulated time on the twin); returns the end time."""
+        start = self.now_ticks()
+        while True:
+            now = self.now_ticks()
+            if now - start >= ticks:
+                return now
+            left_s = (ticks - (now - start)) * TICK_NS * 1e-9
+            time.sleep(min(0.2, max(0.005, left_s / 4)))
+
+    # ---- results ------------------------------------------------------------------------------
+
+    def snapshot(self, clear: bool = False) -> dict:
+        """Every port latched at one clock edge; returns {'time_ticks', 'ports': [per-port dict]}."""
+        raw = self.dev.snapshot(clear=clear)
+        ports = []
+        for p in range(self.n_ports):
+            head = f"port{p}_stat_"
+            ports.append({k[len(head):]: v for k, v in raw.items() if k.startswith(head)})
+        return {"time_ticks": raw["tester_time"], "ports": ports}
+
+    @staticmethod
+    def latency_summary(s: dict) -> dict:
+        """Latency statistics of one port snapshot in ns (FIFO: first bit in, first bit out)."""
+        n = s["lat_count"]
+        if n == 0:
+            return {"count": 0, "min": None, "mean": None, "max": None, "stdev": None}
+        mean_u = s["lat_sum"] / n
+        var_u = max(0.0, s["lat_sumsq"] / n - mean_u * mean_u)
+        return {"count": n, "min": lat_ns(s["lat_min"]), "mean": lat_ns(mean_u), "max": lat_ns(s["lat_max"]),
+                "stdev": lat_ns(math.sqrt(var_u)), "last": lat_ns(s["lat_last"])}
+
+    def histogram(self, port: int) -> list[int]:
+        bins = []
+        for addr in range(64):
+            self.dev.write(f"port{port}_cfg_hist_addr", addr)
+            bins.append(self.dev.read(f"port{port}_stat_hist_count"))
+        return bins
+
+    def samples(self, port: int, limit: int = 100_000) -> list[tuple[int, int, float]]:
+        """(seq, RX tick, latency ns) captured by the sample FIFO, oldest first."""
+        out = []
+        names = [f"port{port}_stat_sample_valid", f"port{port}_stat_sample_seq",
+                 f"port{port}_stat_sample_rx_tick", f"port{port}_stat_sample_latency"]
+        while len(out) < limit:
+            self.dev.pulse(f"port{port}_control", "sample_pop")
+            r = self.dev.read_many(names)
+            if not r[names[0]]:
+                break
+            out.append((r[names[1]], r[names[2]], lat_ns(r[names[3]])))
+        return out
+
+    def loss_events(self, port: int, limit: int = 100_000) -> list[tuple[int, int]]:
+        out = []
+        names = [f"port{port}_stat_seq_event_valid", f"port{port}_stat_seq_event_first",
+                 f"port{port}_stat_seq_event_length"]
+        while len(out) < limit:
+            self.dev.pulse(f"port{port}_control", "event_pop")
+            r = self.dev.read_many(names)
+            if not r[names[0]]:
+                break
+            out.append((r[names[1]], r[names[2]]))
+        return out
+
+    # ---- calibration --------------------------------------------------------------------------
+
+    def set_calibration(self, internal_ns: float, cables_ns: list[float]) -> None:
+        self.dev.write("tester_cal_internal", ns_to_lat_units(internal_ns))
+        for port, cable in enumerate(cables_ns):
+            self.dev.write(f"port{port}_cal_cable", ns_to_lat_units(cable))
+
+    def calibration(self) -> dict:
+        return {"internal_ns": lat_ns(self.dev.read("tester_cal_internal")),
+                "cables_ns": [lat_ns(self.dev.read(f"port{p}_cal_cable")) for p in range(self.n_ports)]}
+
+    # ---- simulated device under test (twin only) ----------------------------------------------
+
+    @property
+    def has_dut_model(self) -> bool:
+        return "dut_ab_cfg_latency" in self.dev.map
+
+    def dut_paths(self) -> list[str]:
+        if not self.has_dut_model:
+            raise MapError("this register map has no DUT model: dut settings exist on the twin only")
+        return ["ab", "ba"]
+
+    def dut_set(self, path: str, *, latency_ns=None, per_byte_ns=None, rate_mbps=None, ppm=None,
+                buffer_bytes=None, max_frame=None, cable_in_ns=None, cable_out_ns=None, cut_through=None):
+        """Set one direction of the switch model ('ab' = port 0 -> port 1, 'ba' = back)."""
+        if path not in self.dut_paths():
+            raise SettingError(f"unknown DUT path {path!r} (ab or ba)")
+        head = f"dut_{path}_cfg_"
+
+        def q16(ns, what):
+            value = round(ns / TICK_NS * Q16)
+            if not 0 <= value < 1 << 32:
+                raise SettingError(f"{what} {ns} ns out of range 0..{(1 << 32) / Q16 * TICK_NS:.0f} ns")
+            return value
+
+        regs = {}
+        if latency_ns is not None:
+            regs["latency"] = q16(latency_ns, "latency")
+        if per_byte_ns is not None:
+            regs["per_byte"] = q16(per_byte_ns, "per-byte time")
+        if rate_mbps is not None or ppm is not None:
+            rate = 1000.0 if rate_mbps is None else rate_mbps
+            if not 0 < rate <= 1000:
+                raise SettingError(f"egress rate {rate} Mb/s out of range (0, 1000]")
+            # the DUT's byte time: line rate scaled by its rate limit and its clock offset
+            pace = Q16 * 1000.0 / rate / (1 + (ppm or 0) * 1e-6)
+            regs["pace"] = max(Q16, round(pace))
+        if buffer_bytes is not None:
+            if not 0 < buffer_bytes <= 1 << 18:
+                raise SettingError(f"buffer {buffer_bytes} bytes out of range 1..{1 << 18}")
+            regs["buffer_bytes"] = buffer_bytes
+        if max_frame is not None:
+            if not 64 <= max_frame <= 16383:
+                raise SettingError(f"largest frame {max_frame} out of range 64..16383")
+            regs["max_frame"] = max_frame
+        if cable_in_ns is not None:
+            regs["cable_in"] = q16(cable_in_ns, "cable delay")
+        if cable_out_ns is not None:
+            regs["cable_out"] = q16(cable_out_ns, "cable delay")
+        if cut_through is not None:
+            regs["cut_through"] = int(bool(cut_through))
+        for name, value in regs.items():
+            self.dev.write(head + name, value)
+
+    def dut_get(self, path: str) -> dict:
+        head = f"dut_{path}_"
+        names = [n for n in self.dev.map.registers if n.startswith(head)]
+        raw = self.dev.read_many(names)
+        cfg = {k[len(head):]: v for k, v in raw.items()}
+        return {
+            "cut_through": bool(cfg["cfg_cut_through"]),
+            "latency_ns": cfg["cfg_latency"] / Q16 * TICK_NS,
+            "per_byte_ns": cfg["cfg_per_byte"] / Q16 * TICK_NS,
+            "rate_mbps": 1000.0 * Q16 / cfg["cfg_pace"],
+            "buffer_bytes": cfg["cfg_buffer_bytes"],
+            "max_frame": cfg["cfg_max_frame"],
+            "cable_in_ns": cfg["cfg_cable_in"] / Q16 * TICK_NS,
+            "cable_out_ns": cfg["cfg_cable_out"] / Q16 * TICK_NS,
+            "frames_in": cfg["stat_frames_in"], "frames_out": cfg["stat_frames_out"],
+            "drop_buffer": cfg["stat_drop_buffer"], "drop_size": cfg["stat_drop_size"],
+            "buffer_peak": cfg["stat_buffer_peak"],
+        }
