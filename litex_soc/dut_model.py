@@ -16,6 +16,7 @@ Q16 = 1 << 16
 # buffer shared... per direction 128 KiB, 9216-byte jumbo limit, no cables
 MODEL_DEFAULTS = {
     "cfg_cut_through":  0,
+    "cfg_dither":       0,
     "cfg_latency":      125 * Q16,
     "cfg_per_byte":     Q16,
     "cfg_pace":         Q16,

@@ -95,8 +95,7 @@ class CounterWindow(LiteXModule):
 class TesterPort(LiteXModule):
     """One fpgatest_port: every cfg_* a CSRStorage, every stat_* a CSRStatus, ctl_* one pulse register."""
 
-    def __init__(self, time_tick, gmii_tx, gmii_rx, rx_clk, rx_rst, cal_internal, defaults,
-                 global_snapshot, global_clear):
+    def __init__(self, time_tick, gmii_tx, gmii_rx, rx_clk, rx_rst, cal_internal, defaults, global_control):
         ports = module_ports(RTL / "fpgatest_port.v")
         self.cal_cable = CSRStorage(32, description="Delay of this port's cable, 1/16 tick (0.5 ns).")
         self.cal_tx_cable = Signal(32)  # the sending (peer) port's cable delay
@@ -120,20 +119,36 @@ class TesterPort(LiteXModule):
         self.snapshot_pulse = Signal()
         for p in ctl:
             field = getattr(self.control.fields, p.name[4:])
+            # the tester-wide control register drives the same pulse in every port at once
+            shared = getattr(global_control.fields, p.name[4:], 0)
             if p.name == "ctl_snapshot":
-                self.comb += self.snapshot_pulse.eq(field | global_snapshot)
+                self.comb += self.snapshot_pulse.eq(field | shared)
                 params["i_" + p.name] = self.snapshot_pulse
-            elif p.name == "ctl_clear":
-                params["i_" + p.name] = field | global_clear
             else:
-                params["i_" + p.name] = field
+                params["i_" + p.name] = field | shared
+        # configuration: write-only words behind cfg_addr/cfg_data, so that no read multiplexer is spent
+        # on values the host wrote itself (the ECP5-25F is full); the word numbering is exported
+        cfg = [p for p in ports if p.name.startswith("cfg_") and p.name not in _CAL_PORTS]
+        self.cfg_addr = CSRStorage(8, name="cfg_addr", description="Configuration word written by cfg_data.")
+        self.cfg_data = CSRStorage(32, name="cfg_data",
+            description="Writing it stores the value in configuration word cfg_addr (see FPGATEST_CFG_* constants).")
+        write = Signal()
+        self.sync += write.eq(self.cfg_data.re)  # storage holds the new value one clock after re
+        self.cfg_words = []
+        word = 0
+        for p in cfg:
+            n_words = (p.width + 31) // 32
+            storage = Signal(p.width, name=p.name, reset=defaults.get(p.name, CFG_DEFAULTS.get(p.name, 0)))
+            for w in range(n_words):
+                lo = 32 * (n_words - 1 - w)  # most significant word first, as LiteX CSRs
+                hi = min(p.width, lo + 32)
+                self.sync += If(write & (self.cfg_addr.storage == word),
+                                storage[lo:hi].eq(self.cfg_data.storage[:hi - lo]))
+                word += 1
+            self.cfg_words.append((p.name, word - n_words, n_words))
+            params["i_" + p.name] = storage
         for p in ports:
-            if p.name.startswith("cfg_") and p.name not in _CAL_PORTS:
-                csr = CSRStorage(p.width, name=p.name, reset=defaults.get(p.name, CFG_DEFAULTS.get(p.name, 0)),
-                                 description=p.description or p.name)
-                setattr(self, p.name, csr)
-                params["i_" + p.name] = csr.storage
-            elif p.name.startswith("stat_"):
+            if p.name.startswith("stat_"):
                 csr = CSRStatus(p.width, name=p.name, description=p.description or p.name)
                 setattr(self, p.name, csr)
                 params["o_" + p.name] = csr.status
@@ -148,8 +163,10 @@ class Tester(LiteXModule):
             description="Gateware/register-map identity; the host refuses a csr.json whose FPGATEST_BUILD_ID differs.")
         self.n_ports = CSRStatus(8, reset=n_ports, description="Number of tester ports.")
         self.control = CSRStorage(fields=[
-            CSRField("snapshot", size=1, pulse=True, description="Latch the counters of every port at once."),
-            CSRField("clear",    size=1, pulse=True, description="Clear the counters of every port at once."),
+            CSRField("snapshot",    size=1, pulse=True, description="Latch the counters of every port at once."),
+            CSRField("clear",       size=1, pulse=True, description="Clear the counters of every port at once."),
+            CSRField("clear_stats", size=1, pulse=True,
+                     description="Clear the latency statistics of every port at once (with snapshot: an interval)."),
         ])
         self.cal_internal = CSRStorage(32,
             description="Tester internal delay (PHY TX + RX pipeline), 1/16 tick (0.5 ns); removed from every latency.")
@@ -184,8 +201,7 @@ def add_tester(soc, phys_gmii: list, build_extra: str = "") -> Tester:
             rx_rst          = phy["rx_rst"],
             cal_internal    = tester.cal_internal.storage,
             defaults        = port_defaults(index, peer),
-            global_snapshot = tester.control.fields.snapshot,
-            global_clear    = tester.control.fields.clear,
+            global_control  = tester.control,
         )
         soc.add_module(f"port{index}", port)
         soc.bus.add_slave(f"port{index}_counters", port.counters.bus,
@@ -193,6 +209,13 @@ def add_tester(soc, phys_gmii: list, build_extra: str = "") -> Tester:
         ports.append(port)
     for index, (name, _) in enumerate(counter_names(RTL / "fpgatest_port.v")):
         soc.add_constant(f"FPGATEST_COUNTER_{name.upper()}", index)
+    for name, first, words in ports[0].cfg_words:
+        soc.add_constant(f"FPGATEST_{name.upper()}_WORD", first)
+        soc.add_constant(f"FPGATEST_{name.upper()}_WORDS", words)
+    # bit positions of the control fields, so the host needs no copy of them
+    for reg, module in (("PORT", ports[0]), ("TESTER", tester)):
+        for field in module.control.fields.fields:
+            soc.add_constant(f"FPGATEST_{reg}_CONTROL_{field.name.upper()}", field.offset)
     # a frame received on port n was sent by its peer through the peer's cable
     for index, port in enumerate(ports):
         peer = ports[(index + 1) % n if n > 1 else index]

@@ -172,22 +172,45 @@ wire          q_push = (v2_reg && !below && !above) || ctl_snapshot || ctl_clear
 reg  [47:0]   live_mem [0:63];
 reg  [47:0]   shadow_mem [0:63];
 
-localparam [1:0] H_IDLE = 2'd0, H_UPDATE = 2'd1, H_COPY = 2'd2;
+localparam [1:0] H_IDLE = 2'd0, H_READ = 2'd1, H_WRITE = 2'd2, H_COPY = 2'd3;
 reg  [1:0]    h_state_reg;
 reg  [QW-1:0] h_entry_reg;
 reg  [6:0]    h_addr_reg;          // copy address, one ahead of the write
 reg  [5:0]    h_wr_addr_reg;
 reg           h_wr_pending_reg;
-reg  [47:0]   h_rd_data_reg;
 
 wire          e_update = h_entry_reg[8];
 wire [5:0]    e_bin    = h_entry_reg[7:2];
 wire          e_snap   = h_entry_reg[1];
 wire          e_clear  = h_entry_reg[0];
 
+// the live bank has one read and one write port, both synchronous, so it maps to block RAM
+wire [5:0]    live_rd_addr = h_state_reg == H_COPY ? h_addr_reg[5:0] : e_bin;
+reg  [47:0]   live_rd_data;
+reg           live_we;
+reg  [5:0]    live_wr_addr;
+reg  [47:0]   live_wr_data;
+
 assign stat_hist_busy = !q_empty || h_state_reg != H_IDLE;
 
+always @* begin
+    live_we = 1'b0;
+    live_wr_addr = e_bin;
+    live_wr_data = live_rd_data + 48'd1;
+    if (h_state_reg == H_WRITE && e_update)
+        live_we = 1'b1;
+    if (h_state_reg == H_COPY && h_wr_pending_reg && e_clear) begin
+        live_we = 1'b1;
+        live_wr_addr = h_wr_addr_reg;
+        live_wr_data = 48'd0;
+    end
+end
+
 always @(posedge clk) begin
+    live_rd_data <= live_mem[live_rd_addr];
+    if (live_we)
+        live_mem[live_wr_addr] <= live_wr_data;
+
     if (q_push) begin
         queue_mem[q_wr_reg[2:0]] <= {v2_reg && !below && !above, bin, ctl_snapshot, ctl_clear};
         q_wr_reg <= q_wr_reg + 4'd1;
@@ -198,13 +221,14 @@ always @(posedge clk) begin
             if (!q_empty) begin
                 h_entry_reg <= queue_mem[q_rd_reg[2:0]];
                 q_rd_reg <= q_rd_reg + 4'd1;
-                h_state_reg <= H_UPDATE;
+                h_state_reg <= H_READ;
             end
         end
-        H_UPDATE: begin
-            // read-modify-write of one bin (asynchronous read of the live bank)
-            if (e_update)
-                live_mem[e_bin] <= live_mem[e_bin] + 48'd1;
+        H_READ: begin
+            // the bin's count arrives in live_rd_data next clock
+            h_state_reg <= H_WRITE;
+        end
+        H_WRITE: begin
             h_addr_reg <= 7'd0;
             h_wr_pending_reg <= 1'b0;
             h_state_reg <= (e_snap || e_clear) ? H_COPY : H_IDLE;
@@ -212,17 +236,12 @@ always @(posedge clk) begin
         H_COPY: begin
             // read bin h_addr, write it one clock later
             if (h_addr_reg < 7'd64) begin
-                h_rd_data_reg <= live_mem[h_addr_reg[5:0]];
                 h_wr_addr_reg <= h_addr_reg[5:0];
                 h_addr_reg <= h_addr_reg + 7'd1;
             end
             h_wr_pending_reg <= h_addr_reg < 7'd64;
-            if (h_wr_pending_reg) begin
-                if (e_snap)
-                    shadow_mem[h_wr_addr_reg] <= h_rd_data_reg;
-                if (e_clear)
-                    live_mem[h_wr_addr_reg] <= 48'd0;
-            end
+            if (h_wr_pending_reg && e_snap)
+                shadow_mem[h_wr_addr_reg] <= live_rd_data;
             if (h_addr_reg == 7'd64 && !h_wr_pending_reg)
                 h_state_reg <= H_IDLE;
         end

@@ -60,6 +60,7 @@ module fpgatest_port (
     input  wire           ctl_sample_pop,         // move the oldest sample to stat_sample_* (pulse)
     input  wire           ctl_flush,              // retire the whole window: pending gaps become lost (pulse)
     input  wire           ctl_event_pop,          // move the oldest loss event to stat_event_* (pulse)
+    input  wire           ctl_clear_stats,        // clear latency statistics and histogram only (pulse)
 
     // generator configuration
     input  wire [1:0]     cfg_proto,              // 0 raw Ethernet, 1 IPv4/UDP, 2 IPv6/UDP
@@ -257,7 +258,7 @@ fpgatest_latency_stats stats_inst (
     .res_latency         (res_latency),
     .res_rx_tick         (res_rx_tick),
     .ctl_snapshot        (ctl_snapshot),
-    .ctl_clear           (ctl_clear),
+    .ctl_clear           (ctl_clear | ctl_clear_stats),
     .ctl_sample_pop      (ctl_sample_pop),
     .cfg_hist_base       (cfg_hist_base),
     .cfg_hist_shift      (cfg_hist_shift),

@@ -112,6 +112,10 @@ class Device:
         return out
 
     def write(self, name: str, value: int) -> None:
+        port, _, field = name.partition("_")
+        if name not in self.map and field.startswith("cfg_") and f"fpgatest_{field}_word" in self.map.constants:
+            self._write_cfg(port, field, value)
+            return
         reg = self.map[name]
         if not reg.writable:
             raise MapError(f"register {name} is read-only")
@@ -120,16 +124,28 @@ class Device:
         words = [(value >> (32 * (reg.words - 1 - i))) & 0xFFFFFFFF for i in range(reg.words)]
         self.bus.write(reg.addr, words)
 
+    def _write_cfg(self, port: str, field: str, value: int) -> None:
+        """Port configuration words are write-only: cfg_addr selects the word, cfg_data stores it."""
+        first = int(self.map.constants[f"fpgatest_{field}_word"])
+        words = int(self.map.constants[f"fpgatest_{field}_words"])
+        if value < 0 or value >= 1 << (32 * words):
+            raise ValueError(f"{port}_{field}: {value} does not fit in {32 * words} bits")
+        addr_reg, data_reg = self.map[f"{port}_cfg_addr"], self.map[f"{port}_cfg_data"]
+        for i in range(words):
+            word = (value >> (32 * (words - 1 - i))) & 0xFFFFFFFF
+            if data_reg.addr == addr_reg.addr + 4:
+                self.bus.write(addr_reg.addr, [first + i, word])  # one burst: address, then data
+            else:
+                self.bus.write(addr_reg.addr, [first + i])
+                self.bus.write(data_reg.addr, [word])
+
     # ---- tester helpers ----------------------------------------------------------------------
 
     def control_bits(self, register: str) -> dict[str, int]:
-        """Bit positions of the fields of a control register, in declaration order (LiteX packs them)."""
-        fields = {"tester_control": ["snapshot", "clear"]}
-        if register in fields:
-            names = fields[register]
-        else:
-            names = ["start", "stop", "clear", "snapshot", "sample_pop", "flush", "event_pop"]
-        return {n: 1 << i for i, n in enumerate(names)}
+        """Field masks of a control register, from the FPGATEST_<PORT|TESTER>_CONTROL_* constants."""
+        kind = "tester" if register == "tester_control" else "port"
+        head = f"fpgatest_{kind}_control_"
+        return {k[len(head):]: 1 << int(v) for k, v in self.map.constants.items() if k.startswith(head)}
 
     def pulse(self, register: str, *fields: str) -> None:
         bits = self.control_bits(register)
@@ -145,9 +161,14 @@ class Device:
         words = self.bus.read(self.map.memories[f"port{port}_counters"], 2 * len(names))
         return {f"port{port}_stat_{name}": (words[2 * i] << 32) | words[2 * i + 1] for i, name in enumerate(names)}
 
-    def snapshot(self, clear: bool = False) -> dict:
-        """Latch every port at the same clock edge (and clear them for an interval), then read it all."""
-        self.pulse("tester_control", *(["snapshot", "clear"] if clear else ["snapshot"]))
+    def snapshot(self, clear: bool = False, clear_stats: bool = False) -> dict:
+        """Latch every port at the same clock edge, then read it all.
+
+        clear: restart every counter at that edge; clear_stats: restart only the latency statistics
+        (min/max/sum/histogram), so that they describe the interval to the next snapshot.
+        """
+        self.pulse("tester_control", "snapshot", *(["clear"] if clear else []),
+                   *(["clear_stats"] if clear_stats else []))
         names = ["tester_time"]
         for port in range(self.map.n_ports()):
             names += self.port_names(port, "stat_")

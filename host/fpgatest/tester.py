@@ -152,9 +152,9 @@ class Tester:
 
     # ---- results ------------------------------------------------------------------------------
 
-    def snapshot(self, clear: bool = False) -> dict:
+    def snapshot(self, clear: bool = False, clear_stats: bool = False) -> dict:
         """Every port latched at one clock edge; returns {'time_ticks', 'ports': [per-port dict]}."""
-        raw = self.dev.snapshot(clear=clear)
+        raw = self.dev.snapshot(clear=clear, clear_stats=clear_stats)
         ports = []
         for p in range(self.n_ports):
             head = f"port{p}_stat_"
@@ -227,7 +227,8 @@ class Tester:
         return ["ab", "ba"]
 
     def dut_set(self, path: str, *, latency_ns=None, per_byte_ns=None, rate_mbps=None, ppm=None,
-                buffer_bytes=None, max_frame=None, cable_in_ns=None, cable_out_ns=None, cut_through=None):
+                buffer_bytes=None, max_frame=None, cable_in_ns=None, cable_out_ns=None, cut_through=None,
+                dither=None):
         """Set one direction of the switch model ('ab' = port 0 -> port 1, 'ba' = back)."""
         if path not in self.dut_paths():
             raise SettingError(f"unknown DUT path {path!r} (ab or ba)")
@@ -265,6 +266,8 @@ class Tester:
             regs["cable_out"] = q16(cable_out_ns, "cable delay")
         if cut_through is not None:
             regs["cut_through"] = int(bool(cut_through))
+        if dither is not None:
+            regs["dither"] = int(bool(dither))
         for name, value in regs.items():
             self.dev.write(head + name, value)
 
@@ -275,6 +278,7 @@ class Tester:
         cfg = {k[len(head):]: v for k, v in raw.items()}
         return {
             "cut_through": bool(cfg["cfg_cut_through"]),
+            "dither": bool(cfg["cfg_dither"]),
             "latency_ns": cfg["cfg_latency"] / Q16 * TICK_NS,
             "per_byte_ns": cfg["cfg_per_byte"] / Q16 * TICK_NS,
             "rate_mbps": 1000.0 * Q16 / cfg["cfg_pace"],

@@ -29,7 +29,8 @@ CHECKER_DEFAULTS = {
     "cfg_sample_every": 0,
 }
 
-CTL = ("ctl_start", "ctl_stop", "ctl_clear", "ctl_snapshot", "ctl_sample_pop", "ctl_flush", "ctl_event_pop")
+CTL = ("ctl_start", "ctl_stop", "ctl_clear", "ctl_snapshot", "ctl_sample_pop", "ctl_flush", "ctl_event_pop",
+       "ctl_clear_stats")
 
 
 class TB:

@@ -14,6 +14,8 @@
  * (pace 65536 = 1 Gb/s, 131072 = 500 Mb/s). A store-and-forward frame that does not fit in
  * cfg_buffer_bytes, or is longer than cfg_max_frame, is dropped whole (tail drop); a cut-through
  * frame is dropped when a frame of cfg_max_frame bytes would not fit at its SFD.
+ * With cfg_dither each frame's input time gets a pseudo-random fraction of a tick, as the arrival
+ * phase of a real PHY's clock would: averages then resolve delays finer than a tick.
  * Simulation model: not meant for synthesis.
  */
 module dut_switch_path #(
@@ -31,6 +33,7 @@ module dut_switch_path #(
     output reg         out_en,
 
     input  wire        cfg_cut_through,      // 1: forward from the header, 0: store and forward
+    input  wire        cfg_dither,           // add a random arrival phase (0..1 tick) to every frame
     input  wire [31:0] cfg_latency,          // fixed processing latency, ticks * 65536
     input  wire [31:0] cfg_per_byte,         // store-and-forward time per byte, ticks * 65536
     input  wire [31:0] cfg_pace,             // egress byte time, ticks * 65536 (>= 65536)
@@ -49,7 +52,9 @@ module dut_switch_path #(
 localparam BUF = 1 << BUF_LOG2;
 
 reg  [63:0] tick_reg;
+reg  [15:0] lfsr_reg;                      // x^16 + x^14 + x^13 + x^11 + 1
 wire [79:0] now_q16 = {tick_reg, 16'd0};
+wire [79:0] arrival_q16 = {tick_reg, cfg_dither ? lfsr_reg : 16'd0};
 
 reg  [8:0]  buffer [0:BUF-1];              // {last, byte}
 reg  [BUF_LOG2:0] wr_ptr_reg, rd_ptr_reg, frame_start_reg;
@@ -80,12 +85,13 @@ endfunction
 
 always @(posedge clk) begin
     tick_reg <= tick_reg + 64'd1;
+    lfsr_reg <= {lfsr_reg[14:0], lfsr_reg[15] ^ lfsr_reg[13] ^ lfsr_reg[12] ^ lfsr_reg[10]};
     case (i_state_reg)
         I_IDLE: begin
             held_valid_reg <= 1'b0;
             if (in_en && in_d == 8'hD5) begin
                 stat_frames_in <= stat_frames_in + 64'd1;
-                t_in_reg <= now_q16;
+                t_in_reg <= arrival_q16;
                 len_reg <= 16'd0;
                 frame_start_reg <= wr_ptr_reg;
                 drop_reg <= 1'b0;
@@ -96,9 +102,9 @@ always @(posedge clk) begin
                     end else begin
                         // forwarding starts before the frame is in: keep 8 ticks ahead of the reader
                         desc_mem[desc_wr_reg[DESC_LOG2-1:0]] <= {wr_ptr_reg,
-                            ceil_tick(now_q16 + cfg_cable_in + cfg_latency + cfg_cable_out) < tick_reg + 64'd10
+                            ceil_tick(arrival_q16 + cfg_cable_in + cfg_latency + cfg_cable_out) < tick_reg + 64'd10
                                 ? tick_reg + 64'd10
-                                : ceil_tick(now_q16 + cfg_cable_in + cfg_latency + cfg_cable_out)};
+                                : ceil_tick(arrival_q16 + cfg_cable_in + cfg_latency + cfg_cable_out)};
                         desc_wr_reg <= desc_wr_reg + 1'b1;
                     end
                 end
@@ -153,6 +159,7 @@ always @(posedge clk) begin
 
     if (rst) begin
         tick_reg <= 64'd0;
+        lfsr_reg <= 16'hACE1;
         i_state_reg <= I_IDLE;
         wr_ptr_reg <= 0;
         desc_wr_reg <= 0;

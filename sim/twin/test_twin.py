@@ -18,7 +18,7 @@ def tester(twin_link):
         # a known state: default switch on both paths, no calibration, counters clear
         for path in t.dut_paths():
             t.dut_set(path, latency_ns=1000, per_byte_ns=8, rate_mbps=1000, buffer_bytes=128 * 1024,
-                      max_frame=9216, cable_in_ns=0, cable_out_ns=0, cut_through=False)
+                      max_frame=9216, cable_in_ns=0, cable_out_ns=0, cut_through=False, dither=False)
         t.set_calibration(0, [0, 0])
         yield t
 
