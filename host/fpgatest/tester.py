@@ -59,7 +59,9 @@ class Stream:
         if not low <= self.size <= MAX_SIZE:
             raise SettingError(f"frame size {self.size} out of range {low}..{MAX_SIZE} bytes for {self.proto}"
                                + (" with VLAN tag" if self.vlan is not None else ""))
-        if self.rate_percent is None and self.ifg < MIN_IFG:
+        if self.rate_percent is not None:
+            rate_gap(self.size, self.rate_percent)  # raises for rates the gap cannot make
+        elif self.ifg < MIN_IFG:
             raise SettingError(f"IFG {self.ifg} bytes below the minimum of {MIN_IFG}")
         if self.burst and self.burst_gap < MIN_IFG:
             raise SettingError(f"burst gap {self.burst_gap} bytes below the minimum of {MIN_IFG}")

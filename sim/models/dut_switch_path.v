@@ -14,8 +14,9 @@
  * (pace 65536 = 1 Gb/s, 131072 = 500 Mb/s). A store-and-forward frame that does not fit in
  * cfg_buffer_bytes, or is longer than cfg_max_frame, is dropped whole (tail drop); a cut-through
  * frame is dropped when a frame of cfg_max_frame bytes would not fit at its SFD.
- * With cfg_dither each frame's input time gets a pseudo-random fraction of a tick, as the arrival
- * phase of a real PHY's clock would: averages then resolve delays finer than a tick.
+ * With cfg_dither each frame's input time gets a fraction of a tick (a golden-ratio sequence, evenly
+ * spread), as the arrival phase of a real PHY's clock would: averages then resolve delays finer
+ * than a tick, and the mean latency reads one tick (8 ns) above the delay.
  * Simulation model: not meant for synthesis.
  */
 module dut_switch_path #(
@@ -52,9 +53,9 @@ module dut_switch_path #(
 localparam BUF = 1 << BUF_LOG2;
 
 reg  [63:0] tick_reg;
-reg  [15:0] lfsr_reg;                      // x^16 + x^14 + x^13 + x^11 + 1
+reg  [15:0] phase_reg = 16'd0;               // arrival phase, advanced by 2^16/golden ratio per frame
 wire [79:0] now_q16 = {tick_reg, 16'd0};
-wire [79:0] arrival_q16 = {tick_reg, cfg_dither ? lfsr_reg : 16'd0};
+wire [79:0] arrival_q16 = {tick_reg, cfg_dither ? phase_reg : 16'd0};
 
 reg  [8:0]  buffer [0:BUF-1];              // {last, byte}
 reg  [BUF_LOG2:0] wr_ptr_reg, rd_ptr_reg, frame_start_reg;
@@ -85,12 +86,12 @@ endfunction
 
 always @(posedge clk) begin
     tick_reg <= tick_reg + 64'd1;
-    lfsr_reg <= {lfsr_reg[14:0], lfsr_reg[15] ^ lfsr_reg[13] ^ lfsr_reg[12] ^ lfsr_reg[10]};
     case (i_state_reg)
         I_IDLE: begin
             held_valid_reg <= 1'b0;
             if (in_en && in_d == 8'hD5) begin
                 stat_frames_in <= stat_frames_in + 64'd1;
+                phase_reg <= phase_reg + 16'h9E37;  // low-discrepancy: phases spread evenly over a tick
                 t_in_reg <= arrival_q16;
                 len_reg <= 16'd0;
                 frame_start_reg <= wr_ptr_reg;
@@ -159,7 +160,6 @@ always @(posedge clk) begin
 
     if (rst) begin
         tick_reg <= 64'd0;
-        lfsr_reg <= 16'hACE1;
         i_state_reg <= I_IDLE;
         wr_ptr_reg <= 0;
         desc_wr_reg <= 0;

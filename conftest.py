@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""A running digital twin for tests that drive it over its real transport (TCP + UARTBone)."""
+"""Shared fixtures: a running digital twin for tests that drive it over its real transport (TCP + UARTBone)."""
 
 import pytest
 

@@ -1,0 +1,275 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""Measurement campaigns over a Tester: the thesis sweep, a single stream, cable calibration."""
+
+import math
+import time
+from dataclasses import dataclass
+
+from fpgatest.analysis import BYTE_NS, combine_latency, linear_fit, size_fits, theoretical_fps, time_series_fit
+from fpgatest.driver import TICK_NS
+from fpgatest.output import ResultsDir, write_json_atomic
+from fpgatest.tester import SettingError, Stream, Tester, lat_ns
+
+RFC2544_SIZES = [64, 128, 256, 512, 1024, 1280, 1518]
+SPEED_OF_LIGHT_M_PER_NS = 0.299792458
+
+
+def parse_sizes(text: str) -> list[int]:
+    """rfc2544 | 64,128,... | START:STOP:STEP (STOP included)."""
+    text = text.strip()
+    try:
+        if text == "rfc2544":
+            return list(RFC2544_SIZES)
+        if ":" in text:
+            start, stop, step = (int(v) for v in text.split(":"))
+            if step <= 0 or stop < start:
+                raise ValueError
+            return list(range(start, stop + 1, step))
+        sizes = [int(v) for v in text.split(",") if v.strip()]
+        if not sizes:
+            raise ValueError
+        return sizes
+    except ValueError:
+        raise SettingError(f"bad size list {text!r}: use rfc2544, 64,128,... or START:STOP:STEP") from None
+
+
+@dataclass
+class SweepPlan:
+    proto: str
+    sizes: list[int]
+    ifg: int
+    rate_percent: float | None
+    duration_s: float
+    interval_s: float
+    tx_port: int = 0
+    rx_port: int = 1
+    drain_s: float = 0.0005
+
+    def streams(self) -> list[Stream]:
+        out = [Stream(proto=self.proto, size=s, ifg=self.ifg, rate_percent=self.rate_percent) for s in self.sizes]
+        for s in out:
+            s.check()  # every size is checked before anything is sent
+        if self.interval_s <= 0 or self.duration_s < self.interval_s:
+            raise SettingError("need 0 < --interval <= --duration")
+        return out
+
+
+def _interval_row(size: int, index: int, t0_ticks: int, prev: dict, cur: dict, plan: SweepPlan, gap: float) -> dict:
+    rx_p, tx_p = cur["ports"][plan.rx_port], cur["ports"][plan.tx_port]
+    rx_q, tx_q = prev["ports"][plan.rx_port], prev["ports"][plan.tx_port]
+    dt = (cur["time_ticks"] - prev["time_ticks"]) * TICK_NS * 1e-9
+    rx_frames = rx_p["test_frames"] - rx_q["test_frames"]
+    n = rx_p["lat_count"] - rx_q["lat_count"]
+    lat = Tester.latency_summary({**rx_p, "lat_count": n})
+    return {
+        "size_bytes": size, "interval": index,
+        "t_start_s": (prev["time_ticks"] - t0_ticks) * TICK_NS * 1e-9, "duration_s": dt,
+        "tx_frames": tx_p["tx_frames"] - tx_q["tx_frames"], "rx_frames": rx_frames,
+        "rx_fps": rx_frames / dt if dt > 0 else 0.0, "theoretical_fps": theoretical_fps(size, gap),
+        "lat_count": n, "latency_min_ns": lat["min"], "latency_mean_ns": lat["mean"],
+        "latency_max_ns": lat["max"], "latency_stdev_ns": lat["stdev"],
+        "lat_sum_ns": lat_ns(rx_p["lat_sum"]), "lat_sumsq_ns2": rx_p["lat_sumsq"] * (TICK_NS / 16) ** 2,
+    }
+
+
+def measure_size(tester: Tester, plan: SweepPlan, stream: Stream, results: ResultsDir | None, on_sample=None):
+    """One size: stream for plan.duration_s (tester time), a sample per interval, then exact totals."""
+    tx, rx = plan.tx_port, plan.rx_port
+    tester.clear()
+    tester.configure(tx, stream)
+    gap = stream.frame_period_bytes() - stream.size - 8
+    tester.start(tx)
+    samples = []
+    try:
+        prev = tester.snapshot(clear_stats=True)
+        t0 = prev["time_ticks"]
+        interval_ticks = round(plan.interval_s / (TICK_NS * 1e-9))
+        end = t0 + round(plan.duration_s / (TICK_NS * 1e-9))
+        index = 0
+        while prev["time_ticks"] < end:
+            tester.wait_ticks(min(interval_ticks, end - prev["time_ticks"]))
+            cur = tester.snapshot(clear_stats=True)
+            row = _interval_row(stream.size, index, t0, prev, cur, plan, gap)
+            samples.append(row)
+            if results:
+                results.add_sample(row)
+            if on_sample:
+                on_sample(row)
+            prev = cur
+            index += 1
+    finally:
+        tester.stop(tx)
+    tester.wait_idle(tx)
+    # let the device under test drain, then retire the tracker window: gaps become losses
+    last_rx = -1
+    while True:
+        tester.wait_ticks(round(plan.drain_s / (TICK_NS * 1e-9)))
+        snap = tester.snapshot()
+        if snap["ports"][rx]["test_frames"] == last_rx:
+            break
+        last_rx = snap["ports"][rx]["test_frames"]
+    tester.flush(rx)
+    final = tester.snapshot()
+    p_rx, p_tx = final["ports"][rx], final["ports"][tx]
+    sent = p_tx["tx_frames"]
+    received = p_rx["seq_received"]
+    # numbers never seen at all, before the first or after the highest received, are losses too
+    if p_rx["seq_started"]:
+        head = (p_rx["seq_first_seq"] - stream.seq_start) % (1 << 48)
+        tail = (stream.seq_start + sent - p_rx["seq_highest_seq"]) % (1 << 48)
+        lost = head + p_rx["seq_lost"] + tail
+    else:
+        lost = sent
+    lat = combine_latency(samples)
+    window = sum(s["duration_s"] for s in samples)
+    rx_fps = sum(s["rx_frames"] for s in samples) / window if window else 0.0
+    theo = theoretical_fps(stream.size, gap)
+    record = {
+        "size_bytes": stream.size, "ifg_bytes": gap,
+        "latency_ns": lat,
+        "latency_lifo_ns": {k: (None if lat[k] is None else lat[k] - BYTE_NS * stream.size)
+                            for k in ("min", "mean", "max")},
+        "frames": {"tx": sent, "rx": received, "lost": lost, "reordered": p_rx["seq_late"],
+                   "duplicate": p_rx["seq_duplicate"], "stale": p_rx["seq_stale"],
+                   "foreign": p_rx["foreign"], "fcs_errors": p_rx["fcs_errors"],
+                   "other_stream": p_rx["other_stream"]},
+        "drop_rate": lost / sent if sent else 0.0,
+        "rx_fps": rx_fps, "theoretical_fps": theo,
+        "drop_rate_vs_theoretical": max(0.0, 1 - rx_fps / theo) if theo else 0.0,
+        "trend": time_series_fit(samples),
+        "loss_events": tester.loss_events(rx, limit=64),
+    }
+    if results:
+        results.add_size(record)
+    return record, samples
+
+
+def summarize(meta: dict, samples: list[dict], sizes: list[dict]) -> dict:
+    for s in sizes:
+        rows = [r for r in samples if r["size_bytes"] == s["size_bytes"]]
+        s["trend"] = time_series_fit(rows)
+    summary = {
+        "proto": meta["proto"], "tester": meta.get("tester", {}), "settings": meta.get("settings", {}),
+        "sizes": sizes, "fit": size_fits(sizes, samples),
+    }
+    if meta.get("stopped_at") is not None:
+        summary["stopped_at"] = meta["stopped_at"]
+    return summary
+
+
+def sweep(tester: Tester, plan: SweepPlan, results: ResultsDir, progress=None) -> dict:
+    streams = plan.streams()
+    meta = results_meta(tester, plan)
+    write_json_atomic(results.path / "run.json", meta)
+    samples, sizes = [], []
+    try:
+        for stream in streams:
+            if progress:
+                progress.start_size(stream.size)
+            record, rows = measure_size(tester, plan, stream, results,
+                                        on_sample=progress.sample if progress else None)
+            samples += rows
+            sizes.append(record)
+            write_json_atomic(results.path / "summary.json", summarize(meta, samples, sizes))
+    except BaseException:
+        meta["stopped_at"] = {"size_bytes": streams[len(sizes)].size if len(sizes) < len(streams) else None,
+                              "finished_sizes": [s["size_bytes"] for s in sizes]}
+        write_json_atomic(results.path / "run.json", meta)
+        if sizes:
+            write_json_atomic(results.path / "summary.json", summarize(meta, samples, sizes))
+        raise
+    finally:
+        results.close()
+    return summarize(meta, samples, sizes)
+
+
+def results_meta(tester: Tester, plan: SweepPlan) -> dict:
+    return {
+        "proto": plan.proto,
+        "settings": {"sizes": plan.sizes, "ifg_bytes": plan.ifg, "rate_percent": plan.rate_percent,
+                     "duration_s": plan.duration_s, "interval_s": plan.interval_s,
+                     "tx_port": plan.tx_port, "rx_port": plan.rx_port},
+        "tester": {"url": tester.dev.url, "build_id": tester.dev.map.build_id,
+                   "calibration": tester.calibration()},
+        "time_unix": time.time(),
+    }
+
+
+# ---- calibration ----------------------------------------------------------------------------------
+
+TWIN_CABLE_NS_PER_M = 4.72  # what the twin's simulated cable does (the thesis' measured UTP value)
+TWIN_PHY_NS = 400.0         # the twin's stand-in for two PHYs' latency
+
+
+def measure_cable(tester: Tester, frames: int, size: int = 64, tx: int = 0, rx: int = 1) -> float:
+    """Mean raw latency (ns) of `frames` frames from port tx to port rx with calibration off.
+
+    Frames are spaced (1000-byte gaps) so that each one's arrival phase is its own: back-to-back
+    frames would queue behind the latest phase and the sub-tick average would be lost.
+    """
+    tester.clear()
+    tester.configure(tx, Stream(proto="eth", size=size, count=frames, ifg=1000))
+    tester.start(tx)
+    tester.wait_idle(tx)
+    tester.wait_ticks(1000)
+    snap = tester.snapshot()
+    lat = Tester.latency_summary(snap["ports"][rx])
+    if lat["count"] != frames:
+        raise RuntimeError(f"calibration: {lat['count']} of {frames} frames came back: check the cable")
+    return lat["mean"]
+
+
+def calibrate(tester: Tester, lengths_m: list[float], frames: int, ask=None) -> dict:
+    """Fit delay = a*L + b over cables of known length; on the twin the switch model plays the cable."""
+    if len(lengths_m) < 2 or len(set(lengths_m)) < 2:
+        raise SettingError("calibration needs at least two different cable lengths")
+    if any(length < 0 for length in lengths_m):
+        raise SettingError("cable lengths must be >= 0 m")
+    twin = tester.has_dut_model
+    saved = tester.calibration()
+    tester.set_calibration(0, [0] * tester.n_ports)
+    points = []
+    try:
+        for length in lengths_m:
+            if twin:
+                tester.dut_set("ab", cut_through=True, latency_ns=TWIN_PHY_NS, per_byte_ns=0, rate_mbps=1000,
+                               cable_in_ns=TWIN_CABLE_NS_PER_M * length, cable_out_ns=0, dither=True)
+            elif ask:
+                ask(length)
+            points.append((length, measure_cable(tester, frames)))
+    except BaseException:
+        tester.set_calibration(saved["internal_ns"], saved["cables_ns"])
+        raise
+    finally:
+        if twin:
+            tester.dut_set("ab", dither=False, cable_in_ns=0)
+    fit = linear_fit([p[0] for p in points], [p[1] for p in points])
+    slope = fit["slope"]
+    return {
+        "points": [{"length_m": p[0], "latency_ns": p[1]} for p in points],
+        "ns_per_m": slope, "ns_per_m_se": fit["slope_se"],
+        "internal_ns": fit["intercept"], "internal_ns_se": fit["intercept_se"],
+        "signal_speed_m_per_s": 1e9 / slope if slope else None,
+        "velocity_factor": (1 / slope) / SPEED_OF_LIGHT_M_PER_NS if slope else None,
+        "frames_per_point": frames,
+    }
+
+
+def apply_calibration(tester: Tester, cal: dict, port_cables_m: list[float]) -> list[float]:
+    """Write the internal delay and each port's cable delay (length * ns/m) into the registers."""
+    if len(port_cables_m) != tester.n_ports:
+        raise SettingError(f"need one cable length per port ({tester.n_ports}), got {len(port_cables_m)}")
+    cables_ns = [length * cal["ns_per_m"] for length in port_cables_m]
+    tester.set_calibration(cal["internal_ns"], cables_ns)
+    return cables_ns
+
+
+def check_calibration_file(cal: dict) -> dict:
+    try:
+        internal = float(cal["internal_ns"])
+        cables = [float(c) for c in cal["cables_ns"]]
+    except (KeyError, TypeError, ValueError):
+        raise SettingError("calibration file lacks internal_ns / cables_ns") from None
+    if not math.isfinite(internal) or internal < 0 or any(c < 0 for c in cables):
+        raise SettingError("calibration values must be finite and >= 0 ns")
+    return {"internal_ns": internal, "cables_ns": cables}

@@ -1,0 +1,154 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""Results on disk: samples.csv and sizes.jsonl written as they come, summary.json, PNG plots, Markdown table."""
+
+import csv
+import json
+import os
+from pathlib import Path
+
+SAMPLE_COLUMNS = [
+    "size_bytes", "interval", "t_start_s", "duration_s", "tx_frames", "rx_frames", "rx_fps",
+    "theoretical_fps", "lat_count", "latency_min_ns", "latency_mean_ns", "latency_max_ns", "latency_stdev_ns",
+    "lat_sum_ns", "lat_sumsq_ns2",
+]
+
+
+def write_json_atomic(path: Path, data) -> None:
+    """Write to a temporary file and rename: a reader never sees half a file, an interruption keeps the old one."""
+    tmp = path.with_name(path.name + ".part")
+    tmp.write_text(json.dumps(data, indent=1))
+    os.replace(tmp, path)
+
+
+class ResultsDir:
+    """One run's directory. Rows and per-size records are appended and flushed one by one."""
+
+    def __init__(self, path: Path, meta: dict):
+        self.path = Path(path)
+        self.path.mkdir(parents=True, exist_ok=True)
+        if (self.path / "samples.csv").exists():
+            raise FileExistsError(f"{self.path} already holds results; choose another --out")
+        self._csv_file = open(self.path / "samples.csv", "w", newline="")
+        self._csv = csv.DictWriter(self._csv_file, fieldnames=SAMPLE_COLUMNS)
+        self._csv.writeheader()
+        self._sizes = open(self.path / "sizes.jsonl", "w")
+        write_json_atomic(self.path / "run.json", meta)
+
+    def add_sample(self, row: dict) -> None:
+        self._csv.writerow({k: row.get(k) for k in SAMPLE_COLUMNS})
+        self._csv_file.flush()
+
+    def add_size(self, record: dict) -> None:
+        self._sizes.write(json.dumps(record) + "\n")
+        self._sizes.flush()
+
+    def close(self) -> None:
+        self._csv_file.close()
+        self._sizes.close()
+
+
+def load(path: Path) -> tuple[dict, list[dict], list[dict]]:
+    """(run meta, samples, per-size records) of a results directory."""
+    path = Path(path)
+    try:
+        meta = json.loads((path / "run.json").read_text())
+        with open(path / "samples.csv", newline="") as f:
+            samples = []
+            for row in csv.DictReader(f):
+                samples.append({k: (float(v) if v not in ("", None) else None) for k, v in row.items()})
+            for s in samples:
+                for k in ("size_bytes", "interval", "tx_frames", "rx_frames", "lat_count"):
+                    s[k] = int(s[k])
+        sizes = [json.loads(line) for line in (path / "sizes.jsonl").read_text().splitlines() if line.strip()]
+    except (OSError, ValueError, KeyError) as err:
+        raise ValueError(f"cannot read results in {path}: {err}") from None
+    return meta, samples, sizes
+
+
+def markdown_table(summary: dict) -> str:
+    def f(v, spec=".1f"):
+        return "-" if v is None else format(v, spec)
+
+    lines = ["| size (B) | tx frames | rx frames | lost | reordered | dup | drop % | drop % (vs line rate) | "
+             "min (ns) | mean (ns) | max (ns) | stdev (ns) | LIFO mean (ns) | trend (ns/s) |",
+             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for s in summary["sizes"]:
+        lat = s["latency_ns"]
+        fr = s["frames"]
+        lines.append(
+            f"| {s['size_bytes']} | {fr['tx']} | {fr['rx']} | {fr['lost']} | {fr['reordered']} | {fr['duplicate']} | "
+            f"{f(100 * s['drop_rate'], '.3f')} | {f(100 * s['drop_rate_vs_theoretical'], '.3f')} | "
+            f"{f(lat['min'])} | {f(lat['mean'])} | {f(lat['max'])} | {f(lat['stdev'])} | "
+            f"{f(s['latency_lifo_ns']['mean'])} | {f(s['trend']['slope_ns_per_s'])} |")
+    fit = summary["fit"]
+    lines += ["", "| fit | slope (ns/B) | ± se | intercept (ns) | ± se | bandwidth (Gb/s) | mode |",
+              "|---|---:|---:|---:|---:|---:|---|",
+              f"| all samples | {f(fit['slope_ns_per_byte'], '.4f')} | {f(fit['slope_se'], '.4f')} "
+              f"({f(fit['slope_se_pct'], '.3f')} %) | {f(fit['intercept_ns'], '.1f')} | {f(fit['intercept_se'], '.2f')} "
+              f"({f(fit['intercept_se_pct'], '.3f')} %) | {f(fit['bandwidth_gbps'], '.3f')} | {fit['mode']} |"]
+    m = fit["min_fit"]
+    lines.append(f"| per-size minimum | {f(m['slope_ns_per_byte'], '.4f')} | {f(m['slope_se'], '.4f')} | "
+                 f"{f(m['intercept_ns'], '.1f')} | {f(m['intercept_se'], '.2f')} | {f(m['bandwidth_gbps'], '.3f')} | |")
+    return "\n".join(lines)
+
+
+def plot(path: Path, summary: dict, samples: list[dict]) -> list[Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    path = Path(path)
+    written = []
+    fit = summary["fit"]
+    xs = [s["size_bytes"] for s in samples if s["lat_count"]]
+    ys = [s["latency_mean_ns"] for s in samples if s["lat_count"]]
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    ax.plot(xs, ys, "o", ms=4, label="interval mean")
+    if fit["slope_ns_per_byte"] is not None and xs:
+        lo, hi = min(xs), max(xs)
+        ax.plot([lo, hi], [fit["intercept_ns"] + fit["slope_ns_per_byte"] * x for x in (lo, hi)], "-",
+                label=f"fit: {fit['slope_ns_per_byte']:.3f} ns/B · size + {fit['intercept_ns']:.0f} ns")
+    ax.set_xlabel("frame size (bytes)")
+    ax.set_ylabel("latency (ns, FIFO)")
+    ax.set_title(f"latency vs frame size ({summary['proto']})")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    written.append(path / "latency_vs_size.png")
+    fig.savefig(written[-1], dpi=110)
+    plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    sz = [s["size_bytes"] for s in summary["sizes"]]
+    ax.plot(sz, [100 * s["drop_rate"] for s in summary["sizes"]], "o-", label="exact (sequence tracker)")
+    ax.plot(sz, [100 * s["drop_rate_vs_theoretical"] for s in summary["sizes"]], "s--",
+            label="received vs line-rate maximum")
+    ax.set_xlabel("frame size (bytes)")
+    ax.set_ylabel("frame drop rate (%)")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    written.append(path / "drop_rate.png")
+    fig.savefig(written[-1], dpi=110)
+    plt.close(fig)
+
+    for s in summary["sizes"]:
+        rows = [r for r in samples if r["size_bytes"] == s["size_bytes"] and r["lat_count"]]
+        if not rows:
+            continue
+        fig, ax = plt.subplots(figsize=(7, 3.5))
+        t = [r["t_start_s"] + r["duration_s"] / 2 for r in rows]
+        ax.errorbar(t, [r["latency_mean_ns"] for r in rows],
+                    yerr=[[r["latency_mean_ns"] - r["latency_min_ns"] for r in rows],
+                          [r["latency_max_ns"] - r["latency_mean_ns"] for r in rows]], fmt="o", ms=3, capsize=2)
+        ax.set_xlabel("time (s)")
+        ax.set_ylabel("latency (ns)")
+        trend = s["trend"]["slope_ns_per_s"]
+        ax.set_title(f"{s['size_bytes']} B" + (f": trend {trend:.1f} ns/s" if trend is not None else ""))
+        ax.grid(alpha=0.3)
+        fig.tight_layout()
+        written.append(path / f"timeseries_{s['size_bytes']}.png")
+        fig.savefig(written[-1], dpi=110)
+        plt.close(fig)
+    return written

@@ -1,0 +1,181 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""fpgatest against the twin over TCP + UARTBone: fits recover the switch model, calibration, drops, bad input."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from fpgatest.cli import main, parse_dut
+from fpgatest.driver import Device
+from fpgatest.measure import SweepPlan, calibrate, sweep
+from fpgatest.output import ResultsDir
+from fpgatest.tester import Tester
+
+DEFAULT_SWITCH = ["latency_ns=1000", "per_byte_ns=8", "rate_mbps=1000", "buffer_bytes=131072", "max_frame=9216",
+                  "cable_in_ns=0", "cable_out_ns=0", "cut_through=0", "dither=0"]
+
+
+def cli(twin_link, *args, dut=()):
+    url, csr = twin_link
+    argv = [args[0], "--url", url, "--csr", str(csr), "--calibration", "none"]
+    for item in [*DEFAULT_SWITCH, *dut]:
+        argv += ["--dut", item]
+    return main([*argv, *args[1:]])
+
+
+def summary_of(path):
+    return json.loads((path / "summary.json").read_text())
+
+
+@pytest.mark.parametrize("latency_ns,per_byte_ns,cut_through", [(2000.0, 8.0, 0), (1500.0, 9.51, 0), (600.0, 0.0, 1)])
+def test_sweep_fit_recovers_switch(twin_link, tmp_path, latency_ns, per_byte_ns, cut_through):
+    """Slope and intercept of the latency-vs-size fit are the model's per-byte time and latency.
+
+    Latency is counted in 8 ns ticks and the model rounds each frame's exit up to a tick; at line
+    rate a frame cannot leave before the one ahead of it, so the latest arrival phase sets the pace
+    and sizes do not average their rounding out. Tolerance: slope within 0.01 ns/B of the model (and
+    within 4 standard errors), intercept within 2 ticks (16 ns) of the model's latency.
+    """
+    out = tmp_path / "sweep"
+    dut = [f"latency_ns={latency_ns}", f"per_byte_ns={per_byte_ns}", f"cut_through={cut_through}", "dither=1"]
+    assert cli(twin_link, "sweep", "--sizes", "64,256,512,1024,1518", "--duration", "0.004", "--interval", "0.002",
+               "--out", str(out), dut=dut) == 0
+    s = summary_of(out)
+    fit = s["fit"]
+    assert abs(fit["slope_ns_per_byte"] - per_byte_ns) <= 0.01
+    assert abs(fit["slope_ns_per_byte"] - per_byte_ns) <= max(4 * fit["slope_se"], 0.01)
+    assert abs(fit["intercept_ns"] - latency_ns) <= 16.0
+    assert fit["mode"] == ("cut-through" if cut_through else "store-and-forward")
+    if not cut_through and per_byte_ns == 8.0:
+        assert abs(fit["bandwidth_gbps"] - 1.0) < 0.002
+    for size in s["sizes"]:
+        assert size["frames"]["lost"] == 0 and size["frames"]["tx"] == size["frames"]["rx"] > 0
+        assert size["latency_lifo_ns"]["mean"] == pytest.approx(size["latency_ns"]["mean"] - 8 * size["size_bytes"])
+    for name in ("samples.csv", "summary.json", "latency_vs_size.png", "drop_rate.png", "timeseries_64.png"):
+        assert (out / name).exists()
+    # the report command re-analyses the directory without hardware and finds the same fit
+    summary_before = summary_of(out)
+    assert main(["report", str(out)]) == 0
+    assert summary_of(out)["fit"]["slope_ns_per_byte"] == pytest.approx(summary_before["fit"]["slope_ns_per_byte"])
+
+
+def test_bottleneck_drops_exact_and_thesis_rate(twin_link, tmp_path):
+    url, csr = twin_link
+    with Device(url, csr) as dev:
+        t = Tester(dev)
+        t.dut_set("ab", **parse_dut(DEFAULT_SWITCH))
+        t.dut_set("ab", rate_mbps=500, buffer_bytes=32 * 1024)
+        t.set_calibration(0, [0, 0])
+        before = t.dut_get("ab")
+        plan = SweepPlan("ipv4", [512, 1518], 12, None, 0.004, 0.002)
+        summary = sweep(t, plan, ResultsDir(tmp_path / "b", {}))
+        after = t.dut_get("ab")
+    dropped = after["drop_buffer"] - before["drop_buffer"]
+    lost = sum(s["frames"]["lost"] for s in summary["sizes"])
+    assert dropped > 0 and lost == dropped, "the tracker's exact losses are the switch's drops"
+    for s in summary["sizes"]:
+        assert s["frames"]["tx"] - s["frames"]["rx"] == s["frames"]["lost"]
+        assert 0.40 < s["drop_rate"] < 0.55
+        # received frames/s against the line-rate maximum: half gets through a 500 Mb/s egress
+        assert 0.40 < s["drop_rate_vs_theoretical"] < 0.55
+
+
+def test_calibration_recovers_cable_speed(twin_link):
+    """The twin's cables delay 4.72 ns/m behind a 400 ns stand-in for the PHYs; the fit finds both.
+
+    Each frame's exit is rounded up to a tick after a random arrival phase, so the mean reads one
+    tick (8 ns) above the true delay: the internal delay is 400 + 8 ns, and cable differences far
+    below a tick are resolved by averaging 2000 frames per cable.
+    """
+    url, csr = twin_link
+    with Device(url, csr) as dev:
+        t = Tester(dev)
+        cal = calibrate(t, [0.2, 1.04, 5.05, 10.04, 15.09, 25.25], frames=2000)
+    assert cal["ns_per_m"] == pytest.approx(4.72, abs=0.05)
+    assert cal["internal_ns"] == pytest.approx(408.0, abs=2.0)
+    assert 0.6 < cal["velocity_factor"] < 0.8
+
+
+def test_calibrate_command_writes_registers(twin_link, tmp_path):
+    out = tmp_path / "cal.json"
+    assert cli(twin_link, "calibrate", "--cables", "1,10,20", "--frames", "500", "--port-cables", "2,3",
+               "--out", str(out)) == 0
+    cal = json.loads(out.read_text())
+    url, csr = twin_link
+    with Device(url, csr) as dev:
+        t = Tester(dev)
+        written = t.calibration()
+        assert written["internal_ns"] == pytest.approx(cal["internal_ns"], abs=0.5)
+        assert written["cables_ns"] == pytest.approx([2 * cal["ns_per_m"], 3 * cal["ns_per_m"]], abs=0.5)
+        t.set_calibration(0, [0, 0])
+
+
+def test_interrupted_sweep_keeps_finished_sizes(twin_link, tmp_path):
+    url, csr = twin_link
+
+    class StopAfterFirstSize:
+        sizes = 0
+
+        def start_size(self, size):
+            self.sizes += 1
+            if self.sizes == 2:
+                raise KeyboardInterrupt
+
+        def sample(self, row):
+            pass
+
+    with Device(url, csr) as dev:
+        t = Tester(dev)
+        plan = SweepPlan("ipv4", [64, 128, 256], 12, None, 0.002, 0.002)
+        with pytest.raises(KeyboardInterrupt):
+            sweep(t, plan, ResultsDir(tmp_path / "r", {}), StopAfterFirstSize())
+        assert not t.busy(0), "the generator is stopped"
+    run = json.loads((tmp_path / "r" / "run.json").read_text())
+    assert run["stopped_at"] == {"size_bytes": 128, "finished_sizes": [64]}
+    assert [s["size_bytes"] for s in summary_of(tmp_path / "r")["sizes"]] == [64]
+    assert main(["report", str(tmp_path / "r")]) == 0
+
+
+BAD = [
+    (["sweep", "--sizes", "32,64"], "frame size 32 out of range"),
+    (["sweep", "--sizes", "64", "--ifg", "8"], "IFG 8 bytes below the minimum"),
+    (["sweep", "--proto", "ipv6", "--sizes", "64"], "frame size 64 out of range 84..16383 bytes for ipv6"),
+    (["sweep", "--sizes", "banana"], "bad size list"),
+    (["run", "--size", "20000"], "frame size 20000 out of range"),
+    (["sweep", "--rate", "150"], "rate 150.0% out of range"),
+    (["calibrate", "--cables", "1"], "at least two different cable lengths"),
+    (["sweep", "--dut", "speed=9"], "bad --dut"),
+]
+
+
+@pytest.mark.parametrize("argv,message", BAD)
+def test_bad_input_one_line_error(twin_link, tmp_path, argv, message):
+    url, csr = twin_link
+    cmd = [sys.executable, "-m", "fpgatest", argv[0], "--url", url, "--csr", str(csr), *argv[1:],
+           *(["--out", str(tmp_path / "o")] if argv[0] == "sweep" else [])]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], r.stderr
+    assert not (tmp_path / "o" / "samples.csv").exists(), "nothing written for refused input"
+
+
+def test_bad_target_one_line_error(tmp_path, twin_link):
+    _, csr = twin_link
+    for argv, message in [
+        (["info", "--url", "socket://127.0.0.1:1", "--csr", str(csr)], "cannot open socket://127.0.0.1:1"),
+        (["info", "--url", "socket://127.0.0.1:1", "--csr", str(tmp_path / "missing.json")], "cannot read register map"),
+        (["sweep", "--proto", "ipx"], "invalid choice: 'ipx'"),
+        (["report", str(tmp_path)], "cannot read results"),
+    ]:
+        r = subprocess.run([sys.executable, "-m", "fpgatest", *argv], capture_output=True, text=True, timeout=60)
+        assert r.returncode == 2, (argv, r.stderr)
+        assert message in r.stderr.strip().splitlines()[-1], (argv, r.stderr)
+
+
+def test_info(twin_link, capsys):
+    assert cli(twin_link, "info") == 0
+    text = capsys.readouterr().out
+    assert "matches the gateware" in text and "dut ab: store-and-forward" in text
