@@ -9,7 +9,7 @@
  * Each counter has a small pending register that collects its increments; one engine visits the
  * counters round-robin (one per clock) and adds the pending amount to the 64-bit value in RAM.
  * An increment of any counter comes at most once per frame (>= 64 clocks apart) or, for the
- * sequence tracker, in bursts of at most its 32-entry queue, so PENDING_W = 16 bits never overflow
+ * sequence tracker, in bursts of at most its 64-entry queue, so PENDING_W = 16 bits never overflow
  * in one round of N clocks (the largest amount is a 16383-byte frame). Counters that only count
  * events (not in WIDE_MASK) keep a 5-bit pending register: at most one event per clock, N <= 31.
  *

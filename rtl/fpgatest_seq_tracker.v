@@ -66,11 +66,11 @@ localparam [47:0] WINDOW = 48'd1 << WINDOW_LOG2;
 // ---------------------------------------------------------------------------------------------
 // input queue
 // ---------------------------------------------------------------------------------------------
-reg  [47:0] in_mem [0:31];
-reg  [5:0]  in_wr_reg, in_rd_reg;
+reg  [47:0] in_mem [0:63];
+reg  [6:0]  in_wr_reg, in_rd_reg;
 wire        in_empty = in_wr_reg == in_rd_reg;
-wire        in_full = (in_wr_reg - in_rd_reg) == 6'd32;
-wire [47:0] head = in_mem[in_rd_reg[4:0]];
+wire        in_full = (in_wr_reg - in_rd_reg) == 7'd64;
+wire [47:0] head = in_mem[in_rd_reg[5:0]];
 reg         in_pop;
 
 // ---------------------------------------------------------------------------------------------
@@ -89,29 +89,35 @@ localparam [1:0] T_RUN = 2'd0, T_CLEAR = 2'd1;
 reg  [1:0]  t_state_reg;
 reg  [WINDOW_LOG2-5:0] clear_idx_reg;
 
-assign stat_busy = !in_empty || flush_req_reg || t_state_reg != T_RUN;
 
-wire [47:0] d_old  = head - oldest_reg;               // distance from the window start
-wire [47:0] d_high = head - highest_reg;              // >= 0 (bit 47 clear) means new highest
-wire        head_stale = d_old[47];
-wire        head_inside = !d_old[47] && d_old < WINDOW;
-wire        head_new = !d_high[47];
-wire [WINDOW_LOG2-6:0] head_word = head[WINDOW_LOG2-1:5];
-wire [4:0]  head_bit = head[4:0];
-wire [31:0] head_word_val = bitmap[head_word];
-wire        head_seen = head_word_val[head_bit];
+// Each step takes three clocks so that no clock holds more than one 48-bit carry chain:
+//   P_GATHER registers the head, its distances to the window and the two bitmap words,
+//   P_DECIDE registers the decisions, P_ACT changes the state (the only phase that does).
+localparam [1:0] P_GATHER = 2'd0, P_DECIDE = 2'd1, P_ACT = 2'd2;
+reg  [1:0]  phase_reg;
 
-// retirement: a far-ahead head needs oldest = head - WINDOW + 1; an idle flush needs oldest = highest
-wire        need_slide = started_reg && !in_empty && !head_stale && !head_inside;
-wire        flushing = started_reg && in_empty && flush_req_reg && oldest_reg != highest_reg;
-wire [47:0] target = need_slide ? head - WINDOW + 48'd1 : highest_reg;
+assign stat_busy = !in_empty || flush_req_reg || t_state_reg != T_RUN || phase_reg != P_GATHER;
 
-wire [47:0] to_target = target - oldest_reg;
-wire [47:0] to_highest = highest_reg - oldest_reg;
+reg  [47:0] h_reg, d_old_reg, d_high_reg, to_highest_reg;
+reg  [31:0] head_word_val_reg, old_word_val_reg;
+reg         have_head_reg;
+
+wire [WINDOW_LOG2-6:0] head_word = h_reg[WINDOW_LOG2-1:5];
+wire [4:0]  head_bit = h_reg[4:0];
 wire [WINDOW_LOG2-6:0] old_word = oldest_reg[WINDOW_LOG2-1:5];
 wire [4:0]  old_bit = oldest_reg[4:0];
-wire [31:0] old_word_val = bitmap[old_word];
-wire        whole_word = old_bit == 5'd0 && to_target >= 48'd32 && to_highest >= 48'd32;
+
+// decisions (P_DECIDE, from registered distances)
+reg         head_stale_reg, head_new_reg, head_seen_reg, need_slide_reg, flushing_reg, whole_word_reg;
+reg         window_empty_reg, flush_close_reg;
+reg  [47:0] to_target_reg;
+
+wire        head_stale = d_old_reg[47];
+wire        head_inside = !d_old_reg[47] && d_old_reg[47:WINDOW_LOG2] == 0;
+// a far-ahead head needs oldest = head - WINDOW + 1; an idle flush needs oldest = highest
+wire        need_slide = started_reg && have_head_reg && !head_stale && !head_inside;
+wire        flushing = started_reg && !have_head_reg && flush_req_reg && to_highest_reg != 48'd0;
+wire [47:0] to_target = need_slide ? d_old_reg - (WINDOW - 48'd1) : to_highest_reg;
 
 // event FIFO
 localparam EA = EVENT_DEPTH_LOG2;
@@ -141,8 +147,8 @@ always @(posedge clk) begin
         if (in_full) begin
             cnt_input_dropped <= 1'b1;
         end else begin
-            in_mem[in_wr_reg[4:0]] <= in_seq;
-            in_wr_reg <= in_wr_reg + 6'd1;
+            in_mem[in_wr_reg[5:0]] <= in_seq;
+            in_wr_reg <= in_wr_reg + 7'd1;
         end
     end
     if (ctl_flush)
@@ -150,61 +156,88 @@ always @(posedge clk) begin
 
     case (t_state_reg)
         T_RUN: begin
-            if (need_slide || flushing) begin
-                if (to_highest == 48'd0) begin
-                    // nothing pending in the window: everything up to the target was never seen
-                    lose_en = 1'b1;
-                    lose_n = to_target;
-                    oldest_reg <= target;
-                    highest_reg <= target;
-                end else if (whole_word && old_word_val == 32'd0) begin
-                    lose_en = 1'b1;
-                    lose_n = 48'd32;
-                    oldest_reg <= oldest_reg + 48'd32;
-                end else if (whole_word && old_word_val == 32'hFFFFFFFF) begin
-                    ev_push = run_open_reg;
-                    run_open_reg <= 1'b0;
-                    bitmap[old_word] <= 32'd0;
-                    oldest_reg <= oldest_reg + 48'd32;
-                end else begin
-                    if (old_word_val[old_bit]) begin
+            case (phase_reg)
+                P_GATHER: begin
+                    have_head_reg <= !in_empty;
+                    h_reg <= head;
+                    d_old_reg <= head - oldest_reg;
+                    d_high_reg <= head - highest_reg;
+                    to_highest_reg <= highest_reg - oldest_reg;
+                    head_word_val_reg <= bitmap[head[WINDOW_LOG2-1:5]];
+                    old_word_val_reg <= bitmap[old_word];
+                    phase_reg <= P_DECIDE;
+                end
+                P_DECIDE: begin
+                    head_stale_reg <= head_stale;
+                    head_new_reg <= !d_high_reg[47];
+                    head_seen_reg <= head_word_val_reg[head_bit];
+                    need_slide_reg <= need_slide;
+                    flushing_reg <= flushing;
+                    to_target_reg <= to_target;
+                    window_empty_reg <= to_highest_reg == 48'd0;
+                    flush_close_reg <= !have_head_reg && flush_req_reg && !flushing;
+                    whole_word_reg <= old_bit == 5'd0 && to_target[47:5] != 0 && to_highest_reg[47:5] != 0;
+                    phase_reg <= P_ACT;
+                end
+                default: begin
+                    phase_reg <= P_GATHER;
+                    if (need_slide_reg || flushing_reg) begin
+                        if (window_empty_reg) begin
+                            // nothing pending in the window: everything up to the target was never seen
+                            lose_en = 1'b1;
+                            lose_n = to_target_reg;
+                            oldest_reg <= oldest_reg + to_target_reg;
+                            highest_reg <= oldest_reg + to_target_reg;
+                        end else if (whole_word_reg && old_word_val_reg == 32'd0) begin
+                            lose_en = 1'b1;
+                            lose_n = 48'd32;
+                            oldest_reg <= oldest_reg + 48'd32;
+                        end else if (whole_word_reg && old_word_val_reg == 32'hFFFFFFFF) begin
+                            ev_push = run_open_reg;
+                            run_open_reg <= 1'b0;
+                            bitmap[old_word] <= 32'd0;
+                            oldest_reg <= oldest_reg + 48'd32;
+                        end else begin
+                            if (old_word_val_reg[old_bit]) begin
+                                ev_push = run_open_reg;
+                                run_open_reg <= 1'b0;
+                            end else begin
+                                lose_en = 1'b1;
+                                lose_n = 48'd1;
+                            end
+                            bitmap[old_word] <= old_word_val_reg & ~(32'd1 << old_bit);
+                            oldest_reg <= oldest_reg + 48'd1;
+                        end
+                    end else if (have_head_reg) begin
+                        in_pop = 1'b1;
+                        if (!started_reg) begin
+                            started_reg <= 1'b1;
+                            first_reg <= h_reg;
+                            oldest_reg <= h_reg;
+                            highest_reg <= h_reg + 48'd1;
+                            cnt_received <= 1'b1;
+                            bitmap[head_word] <= head_word_val_reg | (32'd1 << head_bit);
+                        end else if (head_stale_reg) begin
+                            cnt_stale <= 1'b1;
+                        end else if (head_new_reg) begin
+                            highest_reg <= h_reg + 48'd1;
+                            cnt_received <= 1'b1;
+                            bitmap[head_word] <= head_word_val_reg | (32'd1 << head_bit);
+                        end else if (head_seen_reg) begin
+                            cnt_duplicate <= 1'b1;
+                        end else begin
+                            cnt_late <= 1'b1;
+                            cnt_received <= 1'b1;
+                            bitmap[head_word] <= head_word_val_reg | (32'd1 << head_bit);
+                        end
+                    end else if (flush_close_reg) begin
+                        // window retired up to `highest`: close the open run
+                        flush_req_reg <= 1'b0;
                         ev_push = run_open_reg;
                         run_open_reg <= 1'b0;
-                    end else begin
-                        lose_en = 1'b1;
-                        lose_n = 48'd1;
                     end
-                    bitmap[old_word] <= old_word_val & ~(32'd1 << old_bit);
-                    oldest_reg <= oldest_reg + 48'd1;
                 end
-            end else if (!in_empty) begin
-                in_pop = 1'b1;
-                if (!started_reg) begin
-                    started_reg <= 1'b1;
-                    first_reg <= head;
-                    oldest_reg <= head;
-                    highest_reg <= head + 48'd1;
-                    cnt_received <= 1'b1;
-                    bitmap[head_word] <= head_word_val | (32'd1 << head_bit);
-                end else if (head_stale) begin
-                    cnt_stale <= 1'b1;
-                end else if (head_new) begin
-                    highest_reg <= head + 48'd1;
-                    cnt_received <= 1'b1;
-                    bitmap[head_word] <= head_word_val | (32'd1 << head_bit);
-                end else if (head_seen) begin
-                    cnt_duplicate <= 1'b1;
-                end else begin
-                    cnt_late <= 1'b1;
-                    cnt_received <= 1'b1;
-                    bitmap[head_word] <= head_word_val | (32'd1 << head_bit);
-                end
-            end else if (flush_req_reg) begin
-                // window retired up to `highest`: close the open run
-                flush_req_reg <= 1'b0;
-                ev_push = run_open_reg;
-                run_open_reg <= 1'b0;
-            end
+            endcase
         end
         T_CLEAR: begin
             bitmap[clear_idx_reg[WINDOW_LOG2-6:0]] <= 32'd0;
@@ -216,7 +249,7 @@ always @(posedge clk) begin
     endcase
 
     if (in_pop)
-        in_rd_reg <= in_rd_reg + 6'd1;
+        in_rd_reg <= in_rd_reg + 7'd1;
 
     // loss run bookkeeping (run length saturates at 2^32-1)
     if (lose_en) begin
@@ -257,8 +290,8 @@ always @(posedge clk) begin
     end
 
     if (ctl_clear || rst) begin
-        in_wr_reg <= 6'd0;
-        in_rd_reg <= 6'd0;
+        in_wr_reg <= 7'd0;
+        in_rd_reg <= 7'd0;
         started_reg <= 1'b0;
         first_reg <= 48'd0;
         oldest_reg <= 48'd0;
@@ -270,6 +303,7 @@ always @(posedge clk) begin
         ev_rd_reg <= 0;
         stat_event_valid <= 1'b0;
         clear_idx_reg <= 0;
+        phase_reg <= P_GATHER;
         t_state_reg <= T_CLEAR;
     end
     if (rst) begin

@@ -103,6 +103,7 @@ def apply_dut(tester, args) -> None:
 def cmd_info(args) -> int:
     with open_tester(args) as t:
         load_calibration(t, args)
+        apply_dut(t, args)
         dev = t.dev
         print(f"target      {dev.url}")
         print(f"register map {dev.map.path}  build id {dev.map.build_id:#010x} (matches the gateware)")
