@@ -194,8 +194,8 @@ wire [32:0] frac_sum   = {1'b0, frac_acc_reg} + {1'b0, frac_num_reg};
 wire        frac_carry = frac_den_reg != 0 && frac_sum >= {1'b0, frac_den_reg};
 wire [31:0] gap_bytes  = burst_end ? burst_gap_reg : ifg_reg + {31'd0, frac_carry};
 
-// stamp: tick counter value while the SFD byte is on gmii_txd (pos 0 -> stage A -> stage B = 9 clocks)
-localparam [15:0] TS_LEAD = 16'd9;
+// stamp: tick counter value while the SFD byte is on gmii_txd (pos 0 -> stages A0, A1, B = 10 clocks)
+localparam [15:0] TS_LEAD = 16'd10;
 
 always @(posedge clk) begin
     case (state_reg)
@@ -336,12 +336,24 @@ always @(posedge clk) begin
 end
 
 // ---------------------------------------------------------------------------------------------
-// stage A: the byte at pos_reg
+// stage A0: the byte at pos_reg, one candidate per header region, all registered
 // ---------------------------------------------------------------------------------------------
-wire [15:0] d   = pos_reg - 16'd8;          // index into the frame (after SFD)
-wire [15:0] r3  = d - l2_len_reg;           // index into the IP header
-wire [15:0] r4  = d - udp_off_reg;          // index into the UDP header
-wire [15:0] rs  = d - sig_off_reg;          // index into the signature
+// indices into the frame, the IP header, the UDP header and the signature, kept as counters that
+// step with pos_reg (no subtractor in the byte path); preset while not in a frame
+reg [15:0] d, r3, r4, rs;
+always @(posedge clk) begin
+    if (state_reg == ST_FRAME && !frame_last_pos) begin
+        d  <= d + 16'd1;
+        r3 <= r3 + 16'd1;
+        r4 <= r4 + 16'd1;
+        rs <= rs + 16'd1;
+    end else begin
+        d  <= -16'd8;
+        r3 <= -16'd8 - l2_len_reg;
+        r4 <= -16'd8 - udp_off_reg;
+        rs <= -16'd8 - sig_off_reg;
+    end
+end
 
 function [7:0] byte_of_128(input [127:0] v, input [15:0] i);
     byte_of_128 = v[127 - 8*i[3:0] -: 8];
@@ -353,109 +365,135 @@ endfunction
 
 wire [1:0] check_idx = rs[1:0] - 2'd2;      // signature bytes 14..17 are the check, MSB first
 
-reg [7:0] hdr_byte;
-always @* begin
-    hdr_byte = 8'h00;
-    if (d < 16'd6) begin
-        hdr_byte = byte_of_48(dst_mac_reg, d);
-    end else if (d < 16'd12) begin
-        hdr_byte = byte_of_48(src_mac_reg, d - 16'd6);
-    end else if (d < l2_len_reg - 16'd2) begin
+reg [7:0] c_mac, c_l2, c_ip4, c_ip6, c_udp, c_sig;
+reg       f_mac, f_l2, f_ip4, f_ip6, f_udp, f_sig;
+reg       p_pre, p_sfd, p_data, p_fcs, p_en;
+reg [1:0] p_fcs_idx;
+
+always @(posedge clk) begin
+    f_mac <= d < 16'd12;
+    c_mac <= d < 16'd6 ? byte_of_48(dst_mac_reg, d) : byte_of_48(src_mac_reg, d - 16'd6);
+
+    // 802.1Q tag (bytes 12..15 with a tag) and EtherType
+    f_l2 <= d < l2_len_reg;
+    if (d < l2_len_reg - 16'd2) begin
         case (d[1:0])
-            2'd0: hdr_byte = 8'h81;
-            2'd1: hdr_byte = 8'h00;
-            2'd2: hdr_byte = vlan_tci_reg[15:8];
-            default: hdr_byte = vlan_tci_reg[7:0];
+            2'd0: c_l2 <= 8'h81;
+            2'd1: c_l2 <= 8'h00;
+            2'd2: c_l2 <= vlan_tci_reg[15:8];
+            default: c_l2 <= vlan_tci_reg[7:0];
         endcase
-    end else if (d < l2_len_reg) begin
-        hdr_byte = d == l2_len_reg - 16'd2 ? ethertype_eff_reg[15:8] : ethertype_eff_reg[7:0];
-    end else if (is_ipv4 && r3 < 16'd20) begin
-        case (r3[4:0])
-            5'd0:  hdr_byte = 8'h45;
-            5'd1:  hdr_byte = tos_reg;
-            5'd2:  hdr_byte = l3_len_reg[15:8];
-            5'd3:  hdr_byte = l3_len_reg[7:0];
-            5'd4:  hdr_byte = frame_seq_reg[15:8];
-            5'd5:  hdr_byte = frame_seq_reg[7:0];
-            5'd6:  hdr_byte = 8'h40;              // don't fragment
-            5'd7:  hdr_byte = 8'h00;
-            5'd8:  hdr_byte = ttl_reg;
-            5'd9:  hdr_byte = 8'd17;
-            5'd10: hdr_byte = ip_csum_reg[15:8];
-            5'd11: hdr_byte = ip_csum_reg[7:0];
-            5'd12: hdr_byte = src_ip_reg[31:24];
-            5'd13: hdr_byte = src_ip_reg[23:16];
-            5'd14: hdr_byte = src_ip_reg[15:8];
-            5'd15: hdr_byte = src_ip_reg[7:0];
-            5'd16: hdr_byte = dst_ip_reg[31:24];
-            5'd17: hdr_byte = dst_ip_reg[23:16];
-            5'd18: hdr_byte = dst_ip_reg[15:8];
-            default: hdr_byte = dst_ip_reg[7:0];
-        endcase
-    end else if (is_ipv6 && r3 < 16'd40) begin
-        if (r3 < 16'd8) begin
-            case (r3[2:0])
-                3'd0: hdr_byte = {4'h6, tos_reg[7:4]};
-                3'd1: hdr_byte = {tos_reg[3:0], 4'h0};
-                3'd4: hdr_byte = udp_len_reg[15:8];
-                3'd5: hdr_byte = udp_len_reg[7:0];
-                3'd6: hdr_byte = 8'd17;
-                3'd7: hdr_byte = ttl_reg;
-                default: hdr_byte = 8'h00;        // flow label 0
-            endcase
-        end else if (r3 < 16'd24) begin
-            hdr_byte = byte_of_128(src_ip_reg, r3 - 16'd8);
-        end else begin
-            hdr_byte = byte_of_128(dst_ip_reg, r3 - 16'd24);
-        end
-    end else if ((is_ipv4 || is_ipv6) && r4 < 16'd8) begin
-        case (r4[2:0])
-            3'd0: hdr_byte = udp_src_reg[15:8];
-            3'd1: hdr_byte = udp_src_reg[7:0];
-            3'd2: hdr_byte = udp_dst_reg[15:8];
-            3'd3: hdr_byte = udp_dst_reg[7:0];
-            3'd4: hdr_byte = udp_len_reg[15:8];
-            3'd5: hdr_byte = udp_len_reg[7:0];
-            3'd6: hdr_byte = udp_csum_reg[15:8];
-            default: hdr_byte = udp_csum_reg[7:0];
-        endcase
-    end else if (rs < 16'd18) begin
-        if (rs < 16'd2)
-            hdr_byte = rs[0] ? stream_reg[7:0] : stream_reg[15:8];
-        else if (rs < 16'd8)
-            hdr_byte = byte_of_48(frame_seq_reg, rs - 16'd2);
-        else if (rs < 16'd14)
-            hdr_byte = byte_of_48(frame_ts_reg, rs - 16'd8);
-        else
-            hdr_byte = check_crc_reg[31 - 8*check_idx -: 8];
+    end else begin
+        c_l2 <= d[0] ? ethertype_eff_reg[7:0] : ethertype_eff_reg[15:8];
     end
+
+    f_ip4 <= is_ipv4 && r3 < 16'd20;
+    case (r3[4:0])
+        5'd0:  c_ip4 <= 8'h45;
+        5'd1:  c_ip4 <= tos_reg;
+        5'd2:  c_ip4 <= l3_len_reg[15:8];
+        5'd3:  c_ip4 <= l3_len_reg[7:0];
+        5'd4:  c_ip4 <= frame_seq_reg[15:8];
+        5'd5:  c_ip4 <= frame_seq_reg[7:0];
+        5'd6:  c_ip4 <= 8'h40;              // don't fragment
+        5'd7:  c_ip4 <= 8'h00;
+        5'd8:  c_ip4 <= ttl_reg;
+        5'd9:  c_ip4 <= 8'd17;
+        5'd10: c_ip4 <= ip_csum_reg[15:8];
+        5'd11: c_ip4 <= ip_csum_reg[7:0];
+        5'd12: c_ip4 <= src_ip_reg[31:24];
+        5'd13: c_ip4 <= src_ip_reg[23:16];
+        5'd14: c_ip4 <= src_ip_reg[15:8];
+        5'd15: c_ip4 <= src_ip_reg[7:0];
+        5'd16: c_ip4 <= dst_ip_reg[31:24];
+        5'd17: c_ip4 <= dst_ip_reg[23:16];
+        5'd18: c_ip4 <= dst_ip_reg[15:8];
+        default: c_ip4 <= dst_ip_reg[7:0];
+    endcase
+
+    f_ip6 <= is_ipv6 && r3 < 16'd40;
+    if (r3 < 16'd8) begin
+        case (r3[2:0])
+            3'd0: c_ip6 <= {4'h6, tos_reg[7:4]};
+            3'd1: c_ip6 <= {tos_reg[3:0], 4'h0};
+            3'd4: c_ip6 <= udp_len_reg[15:8];
+            3'd5: c_ip6 <= udp_len_reg[7:0];
+            3'd6: c_ip6 <= 8'd17;
+            3'd7: c_ip6 <= ttl_reg;
+            default: c_ip6 <= 8'h00;        // flow label 0
+        endcase
+    end else if (r3 < 16'd24) begin
+        c_ip6 <= byte_of_128(src_ip_reg, r3 - 16'd8);
+    end else begin
+        c_ip6 <= byte_of_128(dst_ip_reg, r3 - 16'd24);
+    end
+
+    f_udp <= (is_ipv4 || is_ipv6) && r4 < 16'd8;
+    case (r4[2:0])
+        3'd0: c_udp <= udp_src_reg[15:8];
+        3'd1: c_udp <= udp_src_reg[7:0];
+        3'd2: c_udp <= udp_dst_reg[15:8];
+        3'd3: c_udp <= udp_dst_reg[7:0];
+        3'd4: c_udp <= udp_len_reg[15:8];
+        3'd5: c_udp <= udp_len_reg[7:0];
+        3'd6: c_udp <= udp_csum_reg[15:8];
+        default: c_udp <= udp_csum_reg[7:0];
+    endcase
+
+    f_sig <= rs < 16'd18;
+    if (rs < 16'd2)
+        c_sig <= rs[0] ? stream_reg[7:0] : stream_reg[15:8];
+    else if (rs < 16'd8)
+        c_sig <= byte_of_48(frame_seq_reg, rs - 16'd2);
+    else if (rs < 16'd14)
+        c_sig <= byte_of_48(frame_ts_reg, rs - 16'd8);
+    else
+        c_sig <= check_crc_reg[31 - 8*check_idx -: 8];
+
+    // what the position is: preamble, SFD, data or FCS
+    p_en <= state_reg == ST_FRAME;
+    p_pre <= pos_reg < 16'd7;
+    p_sfd <= pos_reg == 16'd7;
+    p_data <= pos_reg > 16'd7 && d < data_len_reg;
+    p_fcs <= pos_reg > 16'd7 && !(d < data_len_reg);
+    p_fcs_idx <= d[1:0] - data_len_reg[1:0];
+    if (rst)
+        p_en <= 1'b0;
 end
 
+// ---------------------------------------------------------------------------------------------
+// stage A1: pick the region's byte
+// ---------------------------------------------------------------------------------------------
 reg        a_en_reg, a_data_reg, a_fcs_reg, a_sfd_reg;
 reg [7:0]  a_byte_reg;
 reg [1:0]  a_fcs_idx_reg;
 
 always @(posedge clk) begin
-    a_en_reg <= 1'b0;
-    a_data_reg <= 1'b0;
-    a_fcs_reg <= 1'b0;
-    a_sfd_reg <= 1'b0;
-    a_byte_reg <= 8'h00;
-    if (state_reg == ST_FRAME) begin
-        a_en_reg <= 1'b1;
-        if (pos_reg < 16'd7) begin
-            a_byte_reg <= 8'h55;
-        end else if (pos_reg == 16'd7) begin
-            a_byte_reg <= 8'hD5;
-            a_sfd_reg <= 1'b1;
-        end else if (d < data_len_reg) begin
-            a_byte_reg <= hdr_byte;
-            a_data_reg <= 1'b1;
-        end else begin
-            a_fcs_reg <= 1'b1;
-            a_fcs_idx_reg <= d[1:0] - data_len_reg[1:0];
-        end
-    end
+    a_en_reg <= p_en;
+    a_data_reg <= p_en && p_data;
+    a_fcs_reg <= p_en && p_fcs;
+    a_sfd_reg <= p_en && p_sfd;
+    a_fcs_idx_reg <= p_fcs_idx;
+    if (!p_en || p_fcs)
+        a_byte_reg <= 8'h00;
+    else if (p_pre)
+        a_byte_reg <= 8'h55;
+    else if (p_sfd)
+        a_byte_reg <= 8'hD5;
+    else if (f_mac)
+        a_byte_reg <= c_mac;
+    else if (f_l2)
+        a_byte_reg <= c_l2;
+    else if (f_ip4)
+        a_byte_reg <= c_ip4;
+    else if (f_ip6)
+        a_byte_reg <= c_ip6;
+    else if (f_udp)
+        a_byte_reg <= c_udp;
+    else if (f_sig)
+        a_byte_reg <= c_sig;
+    else
+        a_byte_reg <= 8'h00;                // padding
     if (rst)
         a_en_reg <= 1'b0;
 end

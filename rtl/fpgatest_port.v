@@ -83,7 +83,7 @@ module fpgatest_port (
     input  wire [31:0]    cfg_ifg_frac_den,       // extra fractional gap denominator (0 = none)
     input  wire [31:0]    cfg_burst_len,          // frames per burst (0 = no bursts)
     input  wire [31:0]    cfg_burst_gap,          // idle gap after each burst in bytes (>= 12)
-    input  wire [63:0]    cfg_count,              // frames to send (0 = until stopped)
+    input  wire [47:0]    cfg_count,              // frames to send (0 = until stopped)
 
     // checker configuration
     input  wire [15:0]    cfg_rx_stream_id,       // stream id counted as the test stream

@@ -56,12 +56,12 @@ reg [STAMP_W-1:0] rx_time_reg;
 // rx_clk == clk, within one tick otherwise)
 localparam [STAMP_W-1:0] SYNC_LAG = 4;
 
+// each bit is the XOR of the gray bits above it: a reduction tree per bit, not a ripple chain
 function [STAMP_W-1:0] gray2bin(input [STAMP_W-1:0] g);
     integer i;
     begin
-        gray2bin[STAMP_W-1] = g[STAMP_W-1];
-        for (i = STAMP_W-2; i >= 0; i = i - 1)
-            gray2bin[i] = gray2bin[i+1] ^ g[i];
+        for (i = 0; i < STAMP_W; i = i + 1)
+            gray2bin[i] = ^(g >> i);
     end
 endfunction
 
