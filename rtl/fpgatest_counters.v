@@ -57,7 +57,6 @@ reg                  clear_round_reg;    // the round restarts the live values
 reg                  zero_round_reg;     // reset: both banks to zero
 reg  [AW-1:0]        idx_reg;
 
-assign stat_busy = round_todo_reg != 0;
 
 wire [PENDING_W-1:0] inc_of [0:N-1];
 genvar g;
@@ -69,9 +68,15 @@ endgenerate
 
 wire                 new_round = ctl_snapshot || ctl_clear;
 wire                 in_round = round_todo_reg[idx_reg];
-wire [63:0]          live_value = live_mem[idx_reg];
-wire [PENDING_W-1:0] taken = in_round ? frozen_reg[idx_reg] : pending_reg[idx_reg];
-wire [63:0]          total = live_value + {{(64-PENDING_W){1'b0}}, taken};
+
+// the engine in two clocks: take (read value and amount) at idx, then add and write at idx1
+reg  [AW-1:0]        idx1_reg;
+reg                  take_valid_reg, take_round_reg, take_latch_reg, take_clear_reg, take_zero_reg;
+reg  [63:0]          take_value_reg;
+reg  [PENDING_W-1:0] take_amount_reg;
+wire [63:0]          total = take_value_reg + {{(64-PENDING_W){1'b0}}, take_amount_reg};
+
+assign stat_busy = round_todo_reg != 0 || (take_valid_reg && take_round_reg);
 
 integer i;
 always @(posedge clk) begin
@@ -87,15 +92,26 @@ always @(posedge clk) begin
         end
     end
 
-    // the engine: one counter per clock (nothing at the edge that starts a round)
-    if (!new_round) begin
-        if (in_round) begin
-            if (latch_round_reg)
-                snap_mem[idx_reg] <= zero_round_reg ? 64'd0 : total;
-            live_mem[idx_reg] <= (clear_round_reg || zero_round_reg) ? 64'd0 : total;
-            round_todo_reg[idx_reg] <= 1'b0;
+    // take (nothing at the edge that starts a round)
+    take_valid_reg <= !new_round;
+    idx1_reg <= idx_reg;
+    take_value_reg <= live_mem[idx_reg];
+    take_amount_reg <= in_round ? frozen_reg[idx_reg] : pending_reg[idx_reg];
+    take_round_reg <= in_round;
+    take_latch_reg <= latch_round_reg;
+    take_clear_reg <= clear_round_reg || zero_round_reg;
+    take_zero_reg <= zero_round_reg;
+    if (!new_round && in_round)
+        round_todo_reg[idx_reg] <= 1'b0;
+
+    // add and write
+    if (take_valid_reg) begin
+        if (take_round_reg) begin
+            if (take_latch_reg)
+                snap_mem[idx1_reg] <= take_zero_reg ? 64'd0 : total;
+            live_mem[idx1_reg] <= take_clear_reg ? 64'd0 : total;
         end else begin
-            live_mem[idx_reg] <= total;
+            live_mem[idx1_reg] <= total;
         end
     end
 
@@ -115,8 +131,19 @@ always @(posedge clk) begin
         clear_round_reg <= 1'b1;
         zero_round_reg <= 1'b1;
         idx_reg <= {AW{1'b0}};
+        take_valid_reg <= 1'b0;
         for (i = 0; i < N; i = i + 1)
             pending_reg[i] <= {PENDING_W{1'b0}};
+    end
+end
+
+// clear without snapshot: zero the live bank the same way (a round with nothing latched)
+initial begin
+    for (i = 0; i < N; i = i + 1) begin
+        live_mem[i] = 64'd0;
+        snap_mem[i] = 64'd0;
+        pending_reg[i] = {PENDING_W{1'b0}};
+        frozen_reg[i] = {PENDING_W{1'b0}};
     end
 end
 

@@ -62,14 +62,20 @@ module fpgatest_latency_stats #(
 );
 
 // ---------------------------------------------------------------------------------------------
-// square pipeline: every statistic updates at stage 2 so they stay consistent
+// pipeline: square, histogram bin; every statistic updates at the last stage (v2) so they stay
+// consistent. No stage holds more than one carry chain or the 5-level bin shifter.
 // ---------------------------------------------------------------------------------------------
-reg        v1_reg, v2_reg;
-reg [31:0] lat1_reg, lat2_reg;
-reg [47:0] seq1_reg, seq2_reg;
-reg [63:0] rx1_reg, rx2_reg;
-reg [31:0] p_hh_reg, p_hl_reg, p_ll_reg;
-reg [63:0] sq2_reg;
+reg        v1_reg, va_reg, vb_reg, v2_reg;
+reg [31:0] lat1_reg, lata_reg, latb_reg, lat2_reg;
+reg [47:0] seq1_reg, seqa_reg, seqb_reg, seq2_reg;
+reg [63:0] rx1_reg, rxa_reg, rxb_reg, rx2_reg;
+reg [31:0] p_hh_reg, p_hl_reg, p_ll_reg, p_hh_a_reg;
+reg [48:0] s_a_reg;
+reg [63:0] sqb_reg, sq2_reg;
+reg [32:0] rel_a_reg;
+reg        below_b_reg, below, above;
+reg [31:0] binw_b_reg;
+reg [5:0]  bin;
 
 always @(posedge clk) begin
     v1_reg <= res_valid;
@@ -80,24 +86,38 @@ always @(posedge clk) begin
     p_hl_reg <= res_latency[31:16] * res_latency[15:0];
     p_ll_reg <= res_latency[15:0] * res_latency[15:0];
 
-    v2_reg <= v1_reg;
-    lat2_reg <= lat1_reg;
-    seq2_reg <= seq1_reg;
-    rx2_reg <= rx1_reg;
-    sq2_reg <= {p_hh_reg, 32'd0} + {15'd0, p_hl_reg, 17'd0} + {32'd0, p_ll_reg};
+    va_reg <= v1_reg;
+    lata_reg <= lat1_reg;
+    seqa_reg <= seq1_reg;
+    rxa_reg <= rx1_reg;
+    p_hh_a_reg <= p_hh_reg;
+    s_a_reg <= {p_hl_reg, 17'd0} + {17'd0, p_ll_reg};
+    rel_a_reg <= {1'b0, lat1_reg} - {1'b0, cfg_hist_base};
+
+    vb_reg <= va_reg;
+    latb_reg <= lata_reg;
+    seqb_reg <= seqa_reg;
+    rxb_reg <= rxa_reg;
+    sqb_reg <= {p_hh_a_reg, 32'd0} + {15'd0, s_a_reg};
+    below_b_reg <= rel_a_reg[32];
+    binw_b_reg <= rel_a_reg[31:0] >> cfg_hist_shift;
+
+    v2_reg <= vb_reg;
+    lat2_reg <= latb_reg;
+    seq2_reg <= seqb_reg;
+    rx2_reg <= rxb_reg;
+    sq2_reg <= sqb_reg;
+    below <= below_b_reg;
+    above <= !below_b_reg && binw_b_reg[31:6] != 0;
+    bin <= binw_b_reg[5:0];
 
     if (rst) begin
         v1_reg <= 1'b0;
+        va_reg <= 1'b0;
+        vb_reg <= 1'b0;
         v2_reg <= 1'b0;
     end
 end
-
-// histogram bin of stage-2 latency
-wire [32:0] rel = {1'b0, lat2_reg} - {1'b0, cfg_hist_base};
-wire        below = rel[32];
-wire [31:0] bin_wide = rel[31:0] >> cfg_hist_shift;
-wire        above = !below && bin_wide > 32'd63;
-wire [5:0]  bin = bin_wide[5:0];
 
 assign cnt_lat = v2_reg;
 assign cnt_hist_below = v2_reg && below;
