@@ -189,10 +189,25 @@ wire frame_last_pos = pos_reg == size_reg + 16'd7;
 wire run_done = (count_reg != 0 && run_frames_reg == count_reg) || stop_req_reg;
 
 // gap after the frame now ending: burst gap at the end of a burst, else IFG plus fractional byte
-wire        burst_end  = burst_len_reg != 0 && burst_cnt_reg == burst_len_reg - 1;
-wire [32:0] frac_sum   = {1'b0, frac_acc_reg} + {1'b0, frac_num_reg};
-wire        frac_carry = frac_den_reg != 0 && frac_sum >= {1'b0, frac_den_reg};
-wire [31:0] gap_bytes  = burst_end ? burst_gap_reg : ifg_reg + {31'd0, frac_carry};
+// worked out early in the frame, one carry chain per clock (a frame is at least 64 clocks long)
+reg         burst_end_reg;
+reg  [32:0] frac_sum_reg;
+reg         frac_carry_reg;
+reg  [31:0] frac_next_reg, gap_m1_reg;
+always @(posedge clk) begin
+    case (pos_reg)
+        16'd1: begin
+            burst_end_reg <= burst_len_reg != 0 && burst_cnt_reg == burst_len_reg - 1;
+            frac_sum_reg <= {1'b0, frac_acc_reg} + {1'b0, frac_num_reg};
+        end
+        16'd2: frac_carry_reg <= frac_den_reg != 0 && frac_sum_reg >= {1'b0, frac_den_reg};
+        16'd3: begin
+            frac_next_reg <= frac_carry_reg ? frac_sum_reg[31:0] - frac_den_reg : frac_sum_reg[31:0];
+            gap_m1_reg <= burst_end_reg ? burst_gap_reg - 32'd1 : ifg_reg - {31'd0, !frac_carry_reg};
+        end
+        default: ;
+    endcase
+end
 
 // stamp: tick counter value while the SFD byte is on gmii_txd (pos 0 -> stages A0, A1, B = 10 clocks)
 localparam [15:0] TS_LEAD = 16'd10;
@@ -252,13 +267,13 @@ always @(posedge clk) begin
                 stat_seq_next <= seq_cur_reg + 48'd1;
             end
             if (frame_last_pos) begin
-                if (burst_end)
+                if (burst_end_reg)
                     burst_cnt_reg <= 32'd0;
                 else
                     burst_cnt_reg <= burst_cnt_reg + 32'd1;
-                if (!burst_end && frac_den_reg != 0)
-                    frac_acc_reg <= frac_carry ? frac_sum[31:0] - frac_den_reg : frac_sum[31:0];
-                gap_cnt_reg <= gap_bytes - 32'd1;
+                if (!burst_end_reg && frac_den_reg != 0)
+                    frac_acc_reg <= frac_next_reg;
+                gap_cnt_reg <= gap_m1_reg;
                 state_reg <= ST_GAP;
             end
         end
