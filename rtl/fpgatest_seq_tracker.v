@@ -96,7 +96,6 @@ reg  [WINDOW_LOG2-5:0] clear_idx_reg;
 localparam [1:0] P_GATHER = 2'd0, P_DECIDE = 2'd1, P_ACT = 2'd2;
 reg  [1:0]  phase_reg;
 
-assign stat_busy = !in_empty || flush_req_reg || t_state_reg != T_RUN || phase_reg != P_GATHER;
 
 reg  [47:0] h_reg, d_old_reg, d_high_reg, to_highest_reg;
 reg  [31:0] head_word_val_reg, old_word_val_reg;
@@ -129,6 +128,11 @@ reg  [79:0] ev_data;
 
 reg         lose_en;               // this clock retires lose_n never-seen numbers from oldest
 reg  [47:0] lose_n;
+reg         lose_en_q;
+reg  [47:0] lose_n_q, lose_at_q;
+wire [47:0] run_sum = {16'd0, run_len_reg} + lose_n_q;
+
+assign stat_busy = !in_empty || flush_req_reg || t_state_reg != T_RUN || phase_reg != P_GATHER || lose_en_q;
 
 always @(posedge clk) begin
     in_pop = 1'b0;
@@ -251,16 +255,19 @@ always @(posedge clk) begin
     if (in_pop)
         in_rd_reg <= in_rd_reg + 7'd1;
 
-    // loss run bookkeeping (run length saturates at 2^32-1)
-    if (lose_en) begin
-        lost_reg <= lost_reg + {16'd0, lose_n};
+    // loss run bookkeeping one clock after the step that retired the numbers (run length saturates
+    // at 2^32-1); the next step comes three clocks later and sees it done
+    lose_en_q <= lose_en;
+    lose_n_q <= lose_n;
+    lose_at_q <= oldest_reg;
+    if (lose_en_q) begin
+        lost_reg <= lost_reg + {16'd0, lose_n_q};
         if (run_open_reg) begin
-            run_len_reg <= ({16'd0, run_len_reg} + lose_n > 48'hFFFFFFFF) ? 32'hFFFFFFFF
-                                                                         : run_len_reg + lose_n[31:0];
+            run_len_reg <= run_sum[47:32] != 16'd0 ? 32'hFFFFFFFF : run_sum[31:0];
         end else begin
             run_open_reg <= 1'b1;
-            run_first_reg <= oldest_reg;
-            run_len_reg <= lose_n > 48'hFFFFFFFF ? 32'hFFFFFFFF : lose_n[31:0];
+            run_first_reg <= lose_at_q;
+            run_len_reg <= lose_n_q[47:32] != 16'd0 ? 32'hFFFFFFFF : lose_n_q[31:0];
         end
     end
 
@@ -299,6 +306,7 @@ always @(posedge clk) begin
         lost_reg <= 64'd0;
         flush_req_reg <= 1'b0;
         run_open_reg <= 1'b0;
+        lose_en_q <= 1'b0;
         ev_wr_reg <= 0;
         ev_rd_reg <= 0;
         stat_event_valid <= 1'b0;
