@@ -161,6 +161,7 @@ end
 // FIFO into the system clock domain
 // ---------------------------------------------------------------------------------------------
 wire [8+3+STAMP_W-1:0] rd_data;
+wire                   rd_valid;
 
 fpgatest_async_fifo #(
     .WIDTH      (8 + 3 + STAMP_W),
@@ -174,11 +175,21 @@ fpgatest_async_fifo #(
     .rd_clk   (clk),
     .rd_rst   (rst),
     .rd_data  (rd_data),
-    .rd_valid (m_valid),
+    .rd_valid (rd_valid),
     .rd_en    (1'b1)
 );
 
-assign {m_first, m_last, m_err, m_stamp, m_data} = rd_data;
+// registered output: the FIFO's RAM read ends here, not in the checker's parser
+reg  m_valid_reg;
+reg  [8+3+STAMP_W-1:0] m_word_reg;
+always @(posedge clk) begin
+    m_valid_reg <= rd_valid;
+    m_word_reg <= rd_data;
+    if (rst)
+        m_valid_reg <= 1'b0;
+end
+assign m_valid = m_valid_reg;
+assign {m_first, m_last, m_err, m_stamp, m_data} = m_word_reg;
 
 // report overflows in the system domain (toggle synchronizer; overflows are rare and far apart)
 (* ASYNC_REG = "TRUE" *) reg overflow_sync1_reg, overflow_sync2_reg;
