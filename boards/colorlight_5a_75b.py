@@ -33,7 +33,8 @@ from liteeth.phy.ecp5rgmii import LiteEthPHYRGMII
 from litex_soc.soc import FPGATestSoC
 from litex_soc.tester import ROOT, add_tester
 
-SYS_CLK_FREQ = 125e6
+TESTER_CLK_FREQ = 125e6  # one byte per clock at 1 GbE: the 8 ns tick
+SYS_CLK_FREQ = 50e6      # CSR bus and UARTBone
 BUILD_DIR = ROOT / "build" / "colorlight_5a_75b"
 
 
@@ -65,16 +66,21 @@ class Platform(colorlight_5a_75b.Platform):
 
 
 class _CRG(LiteXModule):
-    """25 MHz crystal -> PLL -> 125 MHz system clock (= the tester's time base and TX clock)."""
+    """25 MHz crystal -> PLL -> 125 MHz tester clock (time base, TX clock) and a slower SoC clock."""
 
     def __init__(self, platform, sys_clk_freq):
         self.rst = Signal()
         self.cd_sys = ClockDomain()
+        self.cd_tester = ClockDomain()
         self.pll = pll = ECP5PLL()
         self.comb += pll.reset.eq(self.rst)
         pll.register_clkin(platform.request("clk25"), 25e6)
+        pll.create_clkout(self.cd_tester, TESTER_CLK_FREQ)
         pll.create_clkout(self.cd_sys, sys_clk_freq)
-        self.specials += AsyncResetSynchronizer(self.cd_sys, ~pll.locked | self.rst)
+        self.specials += [
+            AsyncResetSynchronizer(self.cd_sys, ~pll.locked | self.rst),
+            AsyncResetSynchronizer(self.cd_tester, ~pll.locked | self.rst),
+        ]
 
 
 class BaseSoC(FPGATestSoC):
@@ -87,13 +93,13 @@ class BaseSoC(FPGATestSoC):
             return
         ports = []
         for index in range(2):
-            # TX in the system clock: frames leave on the tester's own 125 MHz, stamps stay exact
+            # TX in the tester clock: frames leave on the tester's own 125 MHz, stamps stay exact
             phy = LiteEthPHYRGMII(
                 clock_pads         = platform.request("eth_clocks", index),
                 pads               = platform.request("eth", index),
                 tx_delay           = 0e-9,
                 with_hw_init_reset = False,
-                tx_clk             = ClockSignal("sys"),
+                tx_clk             = ClockSignal("tester"),
             )
             phy = ClockDomainsRenamer_for(index)(phy)
             self.add_module(f"ethphy{index}", phy)

@@ -54,11 +54,15 @@ class Platform(SimPlatform):
 
 
 class _CRG(LiteXModule):
+    """One simulated 125 MHz clock drives both the SoC ("sys") and the tester ("tester")."""
+
     def __init__(self, platform):
         self.cd_sys = ClockDomain()
+        self.cd_tester = ClockDomain()
+        clk, rst = platform.request("sys_clk"), platform.request("sys_rst")
         self.comb += [
-            self.cd_sys.clk.eq(platform.request("sys_clk")),
-            self.cd_sys.rst.eq(platform.request("sys_rst")),
+            self.cd_sys.clk.eq(clk), self.cd_sys.rst.eq(rst),
+            self.cd_tester.clk.eq(clk), self.cd_tester.rst.eq(rst),
         ]
 
 

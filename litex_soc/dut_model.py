@@ -31,7 +31,7 @@ class SwitchPath(LiteXModule):
     """One direction of the switch model; every cfg_* a CSRStorage, every stat_* a CSRStatus."""
 
     def __init__(self, gmii_in, gmii_out):
-        params = dict(i_clk=ClockSignal("sys"), i_rst=ResetSignal("sys"),
+        params = dict(i_clk=ClockSignal("tester"), i_rst=ResetSignal("tester"),
                       i_in_d=gmii_in["data"], i_in_en=gmii_in["en"],
                       o_out_d=gmii_out["data"], o_out_en=gmii_out["dv"])
         for p in module_ports(MODEL):

@@ -5,6 +5,7 @@ import hashlib
 from pathlib import Path
 
 from migen import ClockSignal, If, Instance, Mux, ResetSignal, Signal
+from migen.genlib.cdc import PulseSynchronizer
 
 from litex.gen import LiteXModule
 from litex.soc.integration.soc import SoCRegion
@@ -105,8 +106,11 @@ class TesterPort(LiteXModule):
 
         # # #
 
+        # the port runs in the 125 MHz "tester" domain; CSRs live in "sys" (slower on a board, the
+        # same clock in the twin). Configuration and snapshot values are static while the other side
+        # uses them (written before start, read after the snapshot settles); pulses are synchronized.
         params = dict(
-            i_clk=ClockSignal("sys"), i_rst=ResetSignal("sys"), i_time_tick=time_tick,
+            i_clk=ClockSignal("tester"), i_rst=ResetSignal("tester"), i_time_tick=time_tick,
             i_rx_clk=rx_clk, i_rx_rst=rx_rst,
             o_gmii_txd=gmii_tx["data"], o_gmii_tx_en=gmii_tx["en"], o_gmii_tx_er=gmii_tx["er"],
             i_gmii_rxd=gmii_rx["data"], i_gmii_rx_dv=gmii_rx["dv"], i_gmii_rx_er=gmii_rx["er"],
@@ -116,16 +120,17 @@ class TesterPort(LiteXModule):
         self.counters = CounterWindow()
         params["i_cnt_rd_addr"] = self.counters.rd_addr
         params["o_cnt_rd_data"] = self.counters.rd_data
-        self.snapshot_pulse = Signal()
+        self.snapshot_pulse = Signal()  # in the tester domain
         for p in ctl:
             field = getattr(self.control.fields, p.name[4:])
             # the tester-wide control register drives the same pulse in every port at once
             shared = getattr(global_control.fields, p.name[4:], 0)
+            sync = PulseSynchronizer("sys", "tester")
+            self.submodules += sync
+            self.comb += sync.i.eq(field | shared)
             if p.name == "ctl_snapshot":
-                self.comb += self.snapshot_pulse.eq(field | shared)
-                params["i_" + p.name] = self.snapshot_pulse
-            else:
-                params["i_" + p.name] = field | shared
+                self.comb += self.snapshot_pulse.eq(sync.o)
+            params["i_" + p.name] = sync.o
         # configuration: write-only words behind cfg_addr/cfg_data, so that no read multiplexer is spent
         # on values the host wrote itself (the ECP5-25F is full); the word numbering is exported
         cfg = [p for p in ports if p.name.startswith("cfg_") and p.name not in _CAL_PORTS]
@@ -176,9 +181,9 @@ class Tester(LiteXModule):
 
         self.time_tick = Signal(64)
         self.specials += Instance("fpgatest_timebase",
-            i_clk=ClockSignal("sys"), i_rst=ResetSignal("sys"), o_time_tick=self.time_tick)
-        self.any_snapshot = Signal()
-        self.sync += If(self.any_snapshot, self.time.status.eq(self.time_tick))
+            i_clk=ClockSignal("tester"), i_rst=ResetSignal("tester"), o_time_tick=self.time_tick)
+        self.any_snapshot = Signal()  # in the tester domain
+        self.sync.tester += If(self.any_snapshot, self.time.status.eq(self.time_tick))
 
 
 def add_tester(soc, phys_gmii: list, build_extra: str = "") -> Tester:
@@ -220,8 +225,7 @@ def add_tester(soc, phys_gmii: list, build_extra: str = "") -> Tester:
     for index, port in enumerate(ports):
         peer = ports[(index + 1) % n if n > 1 else index]
         soc.comb += port.cal_tx_cable.eq(peer.cal_cable.storage)
-    tester.comb += tester.any_snapshot.eq(
-        tester.control.fields.snapshot | _any(p.snapshot_pulse for p in ports))
+    tester.comb += tester.any_snapshot.eq(_any(p.snapshot_pulse for p in ports))
     return tester
 
 

@@ -66,7 +66,8 @@ localparam [47:0] WINDOW = 48'd1 << WINDOW_LOG2;
 // ---------------------------------------------------------------------------------------------
 // input queue
 // ---------------------------------------------------------------------------------------------
-reg  [47:0] in_mem [0:63];
+(* ram_style = "distributed" *)
+reg  [47:0] in_mem [0:63];                   // LUT RAM: its read feeds a 48-bit subtractor in the same clock
 reg  [6:0]  in_wr_reg, in_rd_reg;
 wire        in_empty = in_wr_reg == in_rd_reg;
 wire        in_full = (in_wr_reg - in_rd_reg) == 7'd64;
