@@ -57,6 +57,7 @@ class TB:
             await ClockCycles(self.dut.clk, gap - 1)
 
     async def drain(self):
+        await ClockCycles(self.dut.clk, 2)  # let the last input reach the queue before asking
         while int(self.dut.stat_busy.value):
             await RisingEdge(self.dut.clk)
         await ClockCycles(self.dut.clk, 2)
