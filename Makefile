@@ -55,7 +55,8 @@ bench: install
 	cd $(ROOT) && $(PY) -m sim.bench.synth --out build/bench/synth.json
 
 bitstream: install
-	cd $(ROOT) && $(PY) -m boards.$(BOARD) --build
+	mkdir -p build/$(BOARD)
+	cd $(ROOT) && $(PY) -m boards.$(BOARD) --build 2>&1 | tee build/$(BOARD)/build.log; exit $${PIPESTATUS[0]}
 
 flash: install
 	cd $(ROOT) && $(PY) -m boards.$(BOARD) --flash

@@ -19,7 +19,6 @@ import sys
 from pathlib import Path
 
 from migen import ClockDomain, ClockSignal, ResetSignal, Signal
-from migen.genlib.resetsync import AsyncResetSynchronizer
 
 from litex.build.generic_platform import Subsignal
 from litex.gen import LiteXModule
@@ -75,16 +74,14 @@ class _CRG(LiteXModule):
         self.pll = pll = ECP5PLL()
         self.comb += pll.reset.eq(self.rst)
         pll.register_clkin(platform.request("clk25"), 25e6)
+        # create_clkout also holds each domain in reset until the PLL locks
         pll.create_clkout(self.cd_tester, TESTER_CLK_FREQ)
         pll.create_clkout(self.cd_sys, sys_clk_freq)
-        self.specials += [
-            AsyncResetSynchronizer(self.cd_sys, ~pll.locked | self.rst),
-            AsyncResetSynchronizer(self.cd_tester, ~pll.locked | self.rst),
-        ]
 
 
 class BaseSoC(FPGATestSoC):
-    def __init__(self, revision="8.0", sys_clk_freq=SYS_CLK_FREQ, with_tester=True, build_dir=BUILD_DIR):
+    def __init__(self, revision="8.0", sys_clk_freq=SYS_CLK_FREQ, with_tester=True, build_dir=BUILD_DIR,
+                 full_duplex=False):
         platform = Platform(Path(build_dir) / "gateware", revision=revision, toolchain="trellis")
         FPGATestSoC.__init__(self, platform, sys_clk_freq, ident="fpgatest colorlight_5a_75b")
         self.crg = _CRG(platform, sys_clk_freq)
@@ -116,7 +113,10 @@ class BaseSoC(FPGATestSoC):
                 phy.source.ready.eq(1),
             ]
             ports.append(gmii)
-        add_tester(self, ports, build_extra=f"colorlight_5a_75b-{revision}")
+        # the LFE5U-25F holds one direction: port 0 generates, port 1 receives (the thesis' setup);
+        # --full-duplex builds both on both ports for a larger device
+        directions = [(True, True)] * 2 if full_duplex else [(True, False), (False, True)]
+        add_tester(self, ports, build_extra=f"colorlight_5a_75b-{revision}", directions=directions)
 
 
 def ClockDomainsRenamer_for(index):
@@ -133,11 +133,13 @@ def main() -> int:
     parser.add_argument("--cable", default="ft232RL", help="openFPGALoader cable (default ft232RL)")
     parser.add_argument("--build-dir", type=Path, default=BUILD_DIR)
     parser.add_argument("--seed", type=int, default=1, help="nextpnr placement seed")
+    parser.add_argument("--full-duplex", action="store_true",
+                        help="generator and receiver on both ports (does not fit the LFE5U-25F)")
     args = parser.parse_args()
 
     bitstream = args.build_dir / "gateware" / "colorlight_5a_75b.bit"
     if args.build:
-        soc = BaseSoC(revision=args.revision, build_dir=args.build_dir)
+        soc = BaseSoC(revision=args.revision, build_dir=args.build_dir, full_duplex=args.full_duplex)
         builder = Builder(soc, output_dir=str(args.build_dir), compile_software=False,
                           csr_json=str(args.build_dir / "csr.json"), csr_csv=str(args.build_dir / "csr.csv"))
         builder.build(build_name="colorlight_5a_75b", seed=args.seed, timingstrict=True)

@@ -96,7 +96,8 @@ class CounterWindow(LiteXModule):
 class TesterPort(LiteXModule):
     """One fpgatest_port: every cfg_* a CSRStorage, every stat_* a CSRStatus, ctl_* one pulse register."""
 
-    def __init__(self, time_tick, gmii_tx, gmii_rx, rx_clk, rx_rst, cal_internal, defaults, global_control):
+    def __init__(self, time_tick, gmii_tx, gmii_rx, rx_clk, rx_rst, cal_internal, defaults, global_control,
+                 with_tx=True, with_rx=True):
         ports = module_ports(RTL / "fpgatest_port.v")
         self.cal_cable = CSRStorage(32, description="Delay of this port's cable, 1/16 tick (0.5 ns).")
         self.cal_tx_cable = Signal(32)  # the sending (peer) port's cable delay
@@ -157,6 +158,8 @@ class TesterPort(LiteXModule):
                 csr = CSRStatus(p.width, name=p.name, description=p.description or p.name)
                 setattr(self, p.name, csr)
                 params["o_" + p.name] = csr.status
+        params["p_WITH_TX"] = int(with_tx)
+        params["p_WITH_RX"] = int(with_rx)
         self.specials += Instance("fpgatest_port", **params)
 
 
@@ -186,10 +189,15 @@ class Tester(LiteXModule):
         self.sync.tester += If(self.any_snapshot, self.time.status.eq(self.time_tick))
 
 
-def add_tester(soc, phys_gmii: list, build_extra: str = "") -> Tester:
-    """Add the tester with one port per entry of phys_gmii: dicts with tx/rx GMII signals and RX clock."""
+def add_tester(soc, phys_gmii: list, build_extra: str = "", directions: list | None = None) -> Tester:
+    """Add the tester with one port per entry of phys_gmii: dicts with tx/rx GMII signals and RX clock.
+
+    directions: per port (with_tx, with_rx); default both. A device too small for two full-duplex
+    ports can build port 0 as a generator and port 1 as a receiver; the register map is the same.
+    """
+    directions = directions or [(True, True)] * len(phys_gmii)
     n = len(phys_gmii)
-    build_id = gateware_id(build_extra)
+    build_id = gateware_id(build_extra + repr(directions))
     tester = Tester(build_id, n)
     soc.add_module("tester", tester)
     soc.add_constant("FPGATEST_BUILD_ID", build_id)
@@ -207,7 +215,11 @@ def add_tester(soc, phys_gmii: list, build_extra: str = "") -> Tester:
             cal_internal    = tester.cal_internal.storage,
             defaults        = port_defaults(index, peer),
             global_control  = tester.control,
+            with_tx         = directions[index][0],
+            with_rx         = directions[index][1],
         )
+        soc.add_constant(f"FPGATEST_PORT{index}_TX", int(directions[index][0]))
+        soc.add_constant(f"FPGATEST_PORT{index}_RX", int(directions[index][1]))
         soc.add_module(f"port{index}", port)
         soc.bus.add_slave(f"port{index}_counters", port.counters.bus,
                           SoCRegion(origin=COUNTERS_BASE + index * 0x1000, size=0x1000, cached=False, mode="r"))

@@ -10,7 +10,8 @@
  * comes in as time_tick. litex_soc/ turns every cfg_* into a CSRStorage, every stat_* into a
  * CSRStatus and the ctl_* pulses into one control register, with the comments below as their
  * descriptions, so this port list is the register contract. The event counters live in RAM
- * (fpgatest_counters) and are read through cnt_rd_addr/cnt_rd_data; their numbering:
+ * (fpgatest_counters) and are read through cnt_rd_addr/cnt_rd_data. WITH_TX / WITH_RX leave out
+ * a direction where a device has no room for both (the register map stays the same). Numbering:
  *
  * counter  name               meaning
  *    0  tx_frames          frames sent
@@ -36,7 +37,10 @@
  *   20  seq_event_dropped  loss events lost to a full event FIFO
  *   21  rx_fifo_overflow   frames damaged by a full RX clock-crossing FIFO
  */
-module fpgatest_port (
+module fpgatest_port #(
+    parameter WITH_TX = 1,   // 0: no generator (its outputs read 0)
+    parameter WITH_RX = 1    // 0: no receive side (checker, statistics, tracker read 0)
+) (
     // clocks and time
     input  wire           clk,
     input  wire           rst,
@@ -165,149 +169,211 @@ wire        trk_cnt_stale;
 wire        trk_cnt_input_dropped;
 wire        trk_cnt_event_dropped;
 
-fpgatest_gen gen_inst (
-    .clk                 (clk),
-    .rst                 (rst),
-    .time_tick           (time_tick),
-    .ctl_start           (ctl_start),
-    .ctl_stop            (ctl_stop),
-    .cfg_proto           (cfg_proto),
-    .cfg_vlan_en         (cfg_vlan_en),
-    .cfg_vlan_tci        (cfg_vlan_tci),
-    .cfg_dst_mac         (cfg_dst_mac),
-    .cfg_src_mac         (cfg_src_mac),
-    .cfg_ethertype       (cfg_ethertype),
-    .cfg_ip_ttl          (cfg_ip_ttl),
-    .cfg_ip_tos          (cfg_ip_tos),
-    .cfg_src_ip          (cfg_src_ip),
-    .cfg_dst_ip          (cfg_dst_ip),
-    .cfg_udp_src         (cfg_udp_src),
-    .cfg_udp_dst         (cfg_udp_dst),
-    .cfg_stream_id       (cfg_tx_stream_id),
-    .cfg_seq_start       (cfg_seq_start),
-    .cfg_size            (cfg_size),
-    .cfg_ifg             (cfg_ifg),
-    .cfg_ifg_frac_num    (cfg_ifg_frac_num),
-    .cfg_ifg_frac_den    (cfg_ifg_frac_den),
-    .cfg_burst_len       (cfg_burst_len),
-    .cfg_burst_gap       (cfg_burst_gap),
-    .cfg_count           (cfg_count),
-    .gmii_txd            (gmii_txd),
-    .gmii_tx_en          (gmii_tx_en),
-    .gmii_tx_er          (gmii_tx_er),
-    .stat_busy           (stat_tx_busy),
-    .stat_error          (stat_tx_error),
-    .stat_seq_next       (stat_tx_seq_next),
-    .cnt_tx_frame        (gen_cnt_tx_frame),
-    .cnt_tx_len          (gen_cnt_tx_len)
-);
+generate
+if (WITH_TX) begin : tx
 
-fpgatest_rx_cdc rx_cdc_inst (
-    .clk                 (clk),
-    .rst                 (rst),
-    .time_tick           (time_tick),
-    .rx_clk              (rx_clk),
-    .rx_rst              (rx_rst),
-    .gmii_rxd            (gmii_rxd),
-    .gmii_rx_dv          (gmii_rx_dv),
-    .gmii_rx_er          (gmii_rx_er),
-    .m_valid             (rx_valid),
-    .m_data              (rx_data),
-    .m_first             (rx_first),
-    .m_last              (rx_last),
-    .m_err               (rx_err),
-    .m_stamp             (rx_stamp),
-    .cnt_overflow        (cdc_cnt_overflow)
-);
+    fpgatest_gen gen_inst (
+        .clk                 (clk),
+        .rst                 (rst),
+        .time_tick           (time_tick),
+        .ctl_start           (ctl_start),
+        .ctl_stop            (ctl_stop),
+        .cfg_proto           (cfg_proto),
+        .cfg_vlan_en         (cfg_vlan_en),
+        .cfg_vlan_tci        (cfg_vlan_tci),
+        .cfg_dst_mac         (cfg_dst_mac),
+        .cfg_src_mac         (cfg_src_mac),
+        .cfg_ethertype       (cfg_ethertype),
+        .cfg_ip_ttl          (cfg_ip_ttl),
+        .cfg_ip_tos          (cfg_ip_tos),
+        .cfg_src_ip          (cfg_src_ip),
+        .cfg_dst_ip          (cfg_dst_ip),
+        .cfg_udp_src         (cfg_udp_src),
+        .cfg_udp_dst         (cfg_udp_dst),
+        .cfg_stream_id       (cfg_tx_stream_id),
+        .cfg_seq_start       (cfg_seq_start),
+        .cfg_size            (cfg_size),
+        .cfg_ifg             (cfg_ifg),
+        .cfg_ifg_frac_num    (cfg_ifg_frac_num),
+        .cfg_ifg_frac_den    (cfg_ifg_frac_den),
+        .cfg_burst_len       (cfg_burst_len),
+        .cfg_burst_gap       (cfg_burst_gap),
+        .cfg_count           (cfg_count),
+        .gmii_txd            (gmii_txd),
+        .gmii_tx_en          (gmii_tx_en),
+        .gmii_tx_er          (gmii_tx_er),
+        .stat_busy           (stat_tx_busy),
+        .stat_error          (stat_tx_error),
+        .stat_seq_next       (stat_tx_seq_next),
+        .cnt_tx_frame        (gen_cnt_tx_frame),
+        .cnt_tx_len          (gen_cnt_tx_len)
+    );
+end else begin : no_tx
+    assign gmii_txd = 0;
+    assign gmii_tx_en = 0;
+    assign gmii_tx_er = 0;
+    assign stat_tx_busy = 0;
+    assign stat_tx_error = 0;
+    assign stat_tx_seq_next = 0;
+    assign gen_cnt_tx_frame = 0;
+    assign gen_cnt_tx_len = 0;
+end
+endgenerate
 
-fpgatest_checker checker_inst (
-    .clk                 (clk),
-    .rst                 (rst),
-    .time_tick           (time_tick),
-    .s_valid             (rx_valid),
-    .s_data              (rx_data),
-    .s_first             (rx_first),
-    .s_last              (rx_last),
-    .s_err               (rx_err),
-    .s_stamp             (rx_stamp),
-    .cfg_stream_id       (cfg_rx_stream_id),
-    .cfg_max_size        (cfg_max_size),
-    .cfg_cal_internal    (cfg_cal_internal),
-    .cfg_cal_tx_cable    (cfg_cal_tx_cable),
-    .cfg_cal_rx_cable    (cfg_cal_rx_cable),
-    .res_valid           (res_valid),
-    .res_seq             (res_seq),
-    .res_latency         (res_latency),
-    .res_rx_tick         (res_rx_tick),
-    .cnt_rx_frame        (chk_cnt_rx_frame),
-    .cnt_rx_len          (chk_cnt_rx_len),
-    .cnt_test            (chk_cnt_test),
-    .cnt_fcs_error       (chk_cnt_fcs_error),
-    .cnt_runt            (chk_cnt_runt),
-    .cnt_giant           (chk_cnt_giant),
-    .cnt_foreign         (chk_cnt_foreign),
-    .cnt_other_stream    (chk_cnt_other_stream),
-    .cnt_lat_clamped     (chk_cnt_lat_clamped)
-);
+generate
+if (WITH_RX) begin : rx
 
-fpgatest_latency_stats stats_inst (
-    .clk                 (clk),
-    .rst                 (rst),
-    .res_valid           (res_valid),
-    .res_seq             (res_seq),
-    .res_latency         (res_latency),
-    .res_rx_tick         (res_rx_tick),
-    .ctl_snapshot        (ctl_snapshot),
-    .ctl_clear           (ctl_clear | ctl_clear_stats),
-    .ctl_sample_pop      (ctl_sample_pop),
-    .cfg_hist_base       (cfg_hist_base),
-    .cfg_hist_shift      (cfg_hist_shift),
-    .cfg_hist_addr       (cfg_hist_addr),
-    .cfg_sample_every    (cfg_sample_every),
-    .stat_lat_min        (stat_lat_min),
-    .stat_lat_max        (stat_lat_max),
-    .stat_lat_last       (stat_lat_last),
-    .stat_lat_sum        (stat_lat_sum),
-    .stat_lat_sumsq      (stat_lat_sumsq),
-    .stat_hist_count     (stat_hist_count),
-    .stat_hist_busy      (stat_hist_busy),
-    .stat_sample_valid   (stat_sample_valid),
-    .stat_sample_seq     (stat_sample_seq),
-    .stat_sample_rx_tick (stat_sample_rx_tick),
-    .stat_sample_latency (stat_sample_latency),
-    .stat_sample_level   (stat_sample_level),
-    .cnt_lat             (st_cnt_lat),
-    .cnt_hist_below      (st_cnt_hist_below),
-    .cnt_hist_above      (st_cnt_hist_above),
-    .cnt_sample_dropped  (st_cnt_sample_dropped)
-);
+    fpgatest_rx_cdc rx_cdc_inst (
+        .clk                 (clk),
+        .rst                 (rst),
+        .time_tick           (time_tick),
+        .rx_clk              (rx_clk),
+        .rx_rst              (rx_rst),
+        .gmii_rxd            (gmii_rxd),
+        .gmii_rx_dv          (gmii_rx_dv),
+        .gmii_rx_er          (gmii_rx_er),
+        .m_valid             (rx_valid),
+        .m_data              (rx_data),
+        .m_first             (rx_first),
+        .m_last              (rx_last),
+        .m_err               (rx_err),
+        .m_stamp             (rx_stamp),
+        .cnt_overflow        (cdc_cnt_overflow)
+    );
 
-fpgatest_seq_tracker tracker_inst (
-    .clk                 (clk),
-    .rst                 (rst),
-    .in_valid            (res_valid),
-    .in_seq              (res_seq),
-    .ctl_snapshot        (ctl_snapshot),
-    .ctl_clear           (ctl_clear),
-    .ctl_flush           (ctl_flush),
-    .ctl_event_pop       (ctl_event_pop),
-    .stat_lost           (stat_seq_lost),
-    .stat_first_seq      (stat_seq_first_seq),
-    .stat_highest_seq    (stat_seq_highest_seq),
-    .stat_oldest_seq     (stat_seq_oldest_seq),
-    .stat_started        (stat_seq_started),
-    .stat_busy           (stat_seq_busy),
-    .stat_event_valid    (stat_seq_event_valid),
-    .stat_event_first    (stat_seq_event_first),
-    .stat_event_length   (stat_seq_event_length),
-    .stat_event_level    (stat_seq_event_level),
-    .cnt_received        (trk_cnt_received),
-    .cnt_late            (trk_cnt_late),
-    .cnt_duplicate       (trk_cnt_duplicate),
-    .cnt_stale           (trk_cnt_stale),
-    .cnt_input_dropped   (trk_cnt_input_dropped),
-    .cnt_event_dropped   (trk_cnt_event_dropped)
-);
+    fpgatest_checker checker_inst (
+        .clk                 (clk),
+        .rst                 (rst),
+        .time_tick           (time_tick),
+        .s_valid             (rx_valid),
+        .s_data              (rx_data),
+        .s_first             (rx_first),
+        .s_last              (rx_last),
+        .s_err               (rx_err),
+        .s_stamp             (rx_stamp),
+        .cfg_stream_id       (cfg_rx_stream_id),
+        .cfg_max_size        (cfg_max_size),
+        .cfg_cal_internal    (cfg_cal_internal),
+        .cfg_cal_tx_cable    (cfg_cal_tx_cable),
+        .cfg_cal_rx_cable    (cfg_cal_rx_cable),
+        .res_valid           (res_valid),
+        .res_seq             (res_seq),
+        .res_latency         (res_latency),
+        .res_rx_tick         (res_rx_tick),
+        .cnt_rx_frame        (chk_cnt_rx_frame),
+        .cnt_rx_len          (chk_cnt_rx_len),
+        .cnt_test            (chk_cnt_test),
+        .cnt_fcs_error       (chk_cnt_fcs_error),
+        .cnt_runt            (chk_cnt_runt),
+        .cnt_giant           (chk_cnt_giant),
+        .cnt_foreign         (chk_cnt_foreign),
+        .cnt_other_stream    (chk_cnt_other_stream),
+        .cnt_lat_clamped     (chk_cnt_lat_clamped)
+    );
+
+    fpgatest_latency_stats stats_inst (
+        .clk                 (clk),
+        .rst                 (rst),
+        .res_valid           (res_valid),
+        .res_seq             (res_seq),
+        .res_latency         (res_latency),
+        .res_rx_tick         (res_rx_tick),
+        .ctl_snapshot        (ctl_snapshot),
+        .ctl_clear           (ctl_clear | ctl_clear_stats),
+        .ctl_sample_pop      (ctl_sample_pop),
+        .cfg_hist_base       (cfg_hist_base),
+        .cfg_hist_shift      (cfg_hist_shift),
+        .cfg_hist_addr       (cfg_hist_addr),
+        .cfg_sample_every    (cfg_sample_every),
+        .stat_lat_min        (stat_lat_min),
+        .stat_lat_max        (stat_lat_max),
+        .stat_lat_last       (stat_lat_last),
+        .stat_lat_sum        (stat_lat_sum),
+        .stat_lat_sumsq      (stat_lat_sumsq),
+        .stat_hist_count     (stat_hist_count),
+        .stat_hist_busy      (stat_hist_busy),
+        .stat_sample_valid   (stat_sample_valid),
+        .stat_sample_seq     (stat_sample_seq),
+        .stat_sample_rx_tick (stat_sample_rx_tick),
+        .stat_sample_latency (stat_sample_latency),
+        .stat_sample_level   (stat_sample_level),
+        .cnt_lat             (st_cnt_lat),
+        .cnt_hist_below      (st_cnt_hist_below),
+        .cnt_hist_above      (st_cnt_hist_above),
+        .cnt_sample_dropped  (st_cnt_sample_dropped)
+    );
+
+    fpgatest_seq_tracker tracker_inst (
+        .clk                 (clk),
+        .rst                 (rst),
+        .in_valid            (res_valid),
+        .in_seq              (res_seq),
+        .ctl_snapshot        (ctl_snapshot),
+        .ctl_clear           (ctl_clear),
+        .ctl_flush           (ctl_flush),
+        .ctl_event_pop       (ctl_event_pop),
+        .stat_lost           (stat_seq_lost),
+        .stat_first_seq      (stat_seq_first_seq),
+        .stat_highest_seq    (stat_seq_highest_seq),
+        .stat_oldest_seq     (stat_seq_oldest_seq),
+        .stat_started        (stat_seq_started),
+        .stat_busy           (stat_seq_busy),
+        .stat_event_valid    (stat_seq_event_valid),
+        .stat_event_first    (stat_seq_event_first),
+        .stat_event_length   (stat_seq_event_length),
+        .stat_event_level    (stat_seq_event_level),
+        .cnt_received        (trk_cnt_received),
+        .cnt_late            (trk_cnt_late),
+        .cnt_duplicate       (trk_cnt_duplicate),
+        .cnt_stale           (trk_cnt_stale),
+        .cnt_input_dropped   (trk_cnt_input_dropped),
+        .cnt_event_dropped   (trk_cnt_event_dropped)
+    );
+end else begin : no_rx
+    assign cdc_cnt_overflow = 0;
+    assign chk_cnt_rx_frame = 0;
+    assign chk_cnt_rx_len = 0;
+    assign chk_cnt_test = 0;
+    assign chk_cnt_fcs_error = 0;
+    assign chk_cnt_runt = 0;
+    assign chk_cnt_giant = 0;
+    assign chk_cnt_foreign = 0;
+    assign chk_cnt_other_stream = 0;
+    assign chk_cnt_lat_clamped = 0;
+    assign stat_lat_min = 0;
+    assign stat_lat_max = 0;
+    assign stat_lat_last = 0;
+    assign stat_lat_sum = 0;
+    assign stat_lat_sumsq = 0;
+    assign stat_hist_count = 0;
+    assign stat_hist_busy = 0;
+    assign stat_sample_valid = 0;
+    assign stat_sample_seq = 0;
+    assign stat_sample_rx_tick = 0;
+    assign stat_sample_latency = 0;
+    assign stat_sample_level = 0;
+    assign st_cnt_lat = 0;
+    assign st_cnt_hist_below = 0;
+    assign st_cnt_hist_above = 0;
+    assign st_cnt_sample_dropped = 0;
+    assign stat_seq_lost = 0;
+    assign stat_seq_first_seq = 0;
+    assign stat_seq_highest_seq = 0;
+    assign stat_seq_oldest_seq = 0;
+    assign stat_seq_started = 0;
+    assign stat_seq_busy = 0;
+    assign stat_seq_event_valid = 0;
+    assign stat_seq_event_first = 0;
+    assign stat_seq_event_length = 0;
+    assign stat_seq_event_level = 0;
+    assign trk_cnt_received = 0;
+    assign trk_cnt_late = 0;
+    assign trk_cnt_duplicate = 0;
+    assign trk_cnt_stale = 0;
+    assign trk_cnt_input_dropped = 0;
+    assign trk_cnt_event_dropped = 0;
+end
+endgenerate
 
 // event counters, numbered as in the table above (bit/slice i = counter i)
 localparam N_COUNTERS = 22;

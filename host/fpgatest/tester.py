@@ -106,7 +106,15 @@ class Tester:
 
     # ---- streams ------------------------------------------------------------------------------
 
+    def has(self, port: int, direction: str) -> bool:
+        """Whether the build has a generator ('tx') or receiver ('rx') on a port."""
+        return bool(int(self.dev.map.constants.get(f"fpgatest_port{port}_{direction}", 1)))
+
     def configure(self, port: int, stream: Stream) -> None:
+        if not 0 <= port < self.n_ports:
+            raise SettingError(f"no port {port} (this tester has {self.n_ports})")
+        if not self.has(port, "tx"):
+            raise SettingError(f"port {port} has no generator in this build")
         for name, value in stream.registers().items():
             self.dev.write(f"port{port}_{name}", value)
 
