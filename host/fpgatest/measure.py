@@ -75,6 +75,8 @@ def _interval_row(size: int, index: int, t0_ticks: int, prev: dict, cur: dict, p
 def measure_size(tester: Tester, plan: SweepPlan, stream: Stream, results: ResultsDir | None, on_sample=None):
     """One size: stream for plan.duration_s (tester time), a sample per interval, then exact totals."""
     tx, rx = plan.tx_port, plan.rx_port
+    if not 0 <= rx < tester.n_ports or not tester.has(rx, "rx"):
+        raise SettingError(f"port {rx} has no receiver in this build")
     tester.clear()
     tester.configure(tx, stream)
     gap = stream.frame_period_bytes() - stream.size - 8
