@@ -62,9 +62,6 @@ reg         in_frame_reg;
 reg  [15:0] idx_reg;                   // index of the current byte (saturates)
 reg  [7:0]  et_hi_reg;
 reg         vlan_reg;
-reg  [15:0] l2_len_reg;
-reg  [15:0] ethertype_reg;
-reg  [15:0] sig_off_reg;
 reg         l3_ok_reg;
 reg  [4:0]  sig_cnt_reg;
 reg  [143:0] sig_reg;
@@ -77,14 +74,19 @@ wire [31:0] fcs_crc_in = s_first ? 32'hFFFFFFFF : fcs_crc_reg;
 wire [31:0] fcs_crc_next, sig_crc_next;
 fpgatest_crc32 fcs_crc_inst (.crc_in(fcs_crc_in), .data(s_data), .crc_out(fcs_crc_next));
 fpgatest_crc32 sig_crc_inst (.crc_in(sig_crc_reg), .data(s_data), .crc_out(sig_crc_next));
-wire [15:0] r3 = idx - l2_len_reg;
-wire        in_sig = idx >= sig_off_reg && sig_cnt_reg < 5'd18;
+// position counters instead of subtractors: r3 counts bytes into the IP header, sig_wait the bytes
+// left before the signature, both armed at the EtherType
+reg  [15:0] r3;
+reg  [5:0]  sig_wait_reg;
+reg         sig_armed_reg, is_v4_reg, is_v6_reg;
+wire        in_sig = sig_armed_reg && sig_wait_reg == 6'd0 && sig_cnt_reg < 5'd18;
 
 // frame end: the byte flagged last, or a new frame starting while one is open (lost end marker)
 reg         end_valid_reg;
-reg         end_fcs_ok_reg, end_err_reg;
+reg         end_err_reg;
+reg  [31:0] end_crc_reg, end_sig_check_reg, end_sig_crc_reg;
 reg  [15:0] end_len_reg;
-reg         end_sig_ok_reg;
+reg         end_sig_full_reg;
 reg  [15:0] end_stream_reg;
 reg  [47:0] end_seq_reg, end_tx_reg;
 reg  [63:0] end_rx_tick_reg;
@@ -96,10 +98,10 @@ always @(posedge clk) begin
 
     if (abort) begin
         end_valid_reg <= 1'b1;
-        end_fcs_ok_reg <= 1'b0;
+        end_crc_reg <= 32'd0;
         end_err_reg <= 1'b1;
         end_len_reg <= idx_reg;
-        end_sig_ok_reg <= 1'b0;
+        end_sig_full_reg <= 1'b0;
     end
 
     if (s_valid) begin
@@ -107,11 +109,15 @@ always @(posedge clk) begin
         idx_reg <= idx == 16'hFFFF ? idx : idx + 16'd1;
         fcs_crc_reg <= fcs_crc_next;
 
+        r3 <= r3 == 16'hFFFF ? r3 : r3 + 16'd1;
+        if (sig_armed_reg && sig_wait_reg != 6'd0)
+            sig_wait_reg <= sig_wait_reg - 6'd1;
         if (s_first) begin
             vlan_reg <= 1'b0;
-            l2_len_reg <= 16'd14;
-            sig_off_reg <= 16'hFFFF;
-            ethertype_reg <= 16'd0;
+            r3 <= 16'hFFFF;
+            sig_armed_reg <= 1'b0;
+            is_v4_reg <= 1'b0;
+            is_v6_reg <= 1'b0;
             l3_ok_reg <= 1'b1;
             sig_cnt_reg <= 5'd0;
             sig_crc_reg <= SIG_MAGIC;
@@ -125,25 +131,27 @@ always @(posedge clk) begin
         if (idx == 16'd13 || (vlan_reg && idx == 16'd17)) begin
             if (idx == 16'd13 && ({et_hi_reg, s_data} == 16'h8100 || {et_hi_reg, s_data} == 16'h88A8)) begin
                 vlan_reg <= 1'b1;
-                l2_len_reg <= 16'd18;
             end else begin
-                ethertype_reg <= {et_hi_reg, s_data};
+                r3 <= 16'd0;                                     // the next byte starts the IP header
+                sig_armed_reg <= 1'b1;
+                is_v4_reg <= {et_hi_reg, s_data} == 16'h0800;
+                is_v6_reg <= {et_hi_reg, s_data} == 16'h86DD;
                 case ({et_hi_reg, s_data})
-                    16'h0800: sig_off_reg <= idx + 16'd29;       // IPv4 (20) + UDP (8)
-                    16'h86DD: sig_off_reg <= idx + 16'd49;       // IPv6 (40) + UDP (8)
-                    default:  sig_off_reg <= idx + 16'd1;        // raw Ethernet
+                    16'h0800: sig_wait_reg <= 6'd28;             // IPv4 (20) + UDP (8)
+                    16'h86DD: sig_wait_reg <= 6'd48;             // IPv6 (40) + UDP (8)
+                    default:  sig_wait_reg <= 6'd0;              // raw Ethernet
                 endcase
             end
         end
 
         // IP header: must be IPv4 without options carrying UDP, or IPv6 with UDP next
-        if (ethertype_reg == 16'h0800 && r3 == 16'd0 && s_data != 8'h45)
+        if (!s_first && is_v4_reg && r3 == 16'd0 && s_data != 8'h45)
             l3_ok_reg <= 1'b0;
-        if (ethertype_reg == 16'h0800 && r3 == 16'd9 && s_data != 8'd17)
+        if (!s_first && is_v4_reg && r3 == 16'd9 && s_data != 8'd17)
             l3_ok_reg <= 1'b0;
-        if (ethertype_reg == 16'h86DD && r3 == 16'd0 && s_data[7:4] != 4'h6)
+        if (!s_first && is_v6_reg && r3 == 16'd0 && s_data[7:4] != 4'h6)
             l3_ok_reg <= 1'b0;
-        if (ethertype_reg == 16'h86DD && r3 == 16'd6 && s_data != 8'd17)
+        if (!s_first && is_v6_reg && r3 == 16'd6 && s_data != 8'd17)
             l3_ok_reg <= 1'b0;
 
         // signature
@@ -156,11 +164,13 @@ always @(posedge clk) begin
 
         if (s_last) begin
             end_valid_reg <= 1'b1;
-            end_fcs_ok_reg <= fcs_crc_next == FCS_RESIDUE;
+            end_crc_reg <= fcs_crc_next;
             end_err_reg <= s_err;
             end_len_reg <= idx + 16'd1;
             // the signature is complete once 18 bytes were taken; the check covers the first 14
-            end_sig_ok_reg <= l3_ok_reg && sig_cnt_reg == 5'd18 && sig_reg[31:0] == sig_crc_reg;
+            end_sig_full_reg <= l3_ok_reg && sig_cnt_reg == 5'd18;
+            end_sig_check_reg <= sig_reg[31:0];
+            end_sig_crc_reg <= sig_crc_reg;
             end_stream_reg <= sig_reg[143:128];
             end_seq_reg <= sig_reg[127:80];
             end_tx_reg <= sig_reg[79:32];
@@ -173,23 +183,42 @@ always @(posedge clk) begin
         idx_reg <= 16'd0;
         end_valid_reg <= 1'b0;
         vlan_reg <= 1'b0;
-        l2_len_reg <= 16'd14;
-        ethertype_reg <= 16'd0;
-        sig_off_reg <= 16'hFFFF;
         sig_cnt_reg <= 5'd0;
     end
 end
 
 // ---------------------------------------------------------------------------------------------
+// frame end, second clock: the 32-bit comparisons (FCS residue, signature check)
+// ---------------------------------------------------------------------------------------------
+reg         fin_valid_reg, fin_fcs_ok_reg, fin_err_reg, fin_sig_ok_reg;
+reg  [15:0] fin_len_reg, fin_stream_reg;
+reg  [47:0] fin_seq_reg, fin_tx_reg;
+reg  [63:0] fin_rx_tick_reg;
+
+always @(posedge clk) begin
+    fin_valid_reg <= end_valid_reg;
+    fin_fcs_ok_reg <= end_crc_reg == FCS_RESIDUE;
+    fin_err_reg <= end_err_reg;
+    fin_sig_ok_reg <= end_sig_full_reg && end_sig_check_reg == end_sig_crc_reg;
+    fin_len_reg <= end_len_reg;
+    fin_stream_reg <= end_stream_reg;
+    fin_seq_reg <= end_seq_reg;
+    fin_tx_reg <= end_tx_reg;
+    fin_rx_tick_reg <= end_rx_tick_reg;
+    if (rst)
+        fin_valid_reg <= 1'b0;
+end
+
+// ---------------------------------------------------------------------------------------------
 // classify
 // ---------------------------------------------------------------------------------------------
-wire is_runt  = end_len_reg < 16'd64;
-wire is_giant = !is_runt && end_len_reg > cfg_max_size;
-wire is_bad   = !is_runt && !is_giant && (!end_fcs_ok_reg || end_err_reg);
+wire is_runt  = fin_len_reg < 16'd64;
+wire is_giant = !is_runt && fin_len_reg > cfg_max_size;
+wire is_bad   = !is_runt && !is_giant && (!fin_fcs_ok_reg || fin_err_reg);
 wire is_good  = !is_runt && !is_giant && !is_bad;
-wire is_test  = is_good && end_sig_ok_reg && end_stream_reg == cfg_stream_id;
-wire is_other = is_good && end_sig_ok_reg && end_stream_reg != cfg_stream_id;
-wire is_foreign = is_good && !end_sig_ok_reg;
+wire is_test  = is_good && fin_sig_ok_reg && fin_stream_reg == cfg_stream_id;
+wire is_other = is_good && fin_sig_ok_reg && fin_stream_reg != cfg_stream_id;
+wire is_foreign = is_good && !fin_sig_ok_reg;
 
 // latency pipeline
 reg        lat_valid1_reg, lat_valid2_reg;
@@ -202,10 +231,10 @@ always @(posedge clk) begin
     cal_total_reg <= cfg_cal_internal + cfg_cal_tx_cable + cfg_cal_rx_cable;
 
     // stage 1: tick difference (48-bit wrap of the TX stamp is handled by the modular subtraction)
-    lat_valid1_reg <= end_valid_reg && is_test;
-    lat_ticks_reg <= end_rx_tick_reg[47:0] - end_tx_reg;
-    lat_seq1_reg <= end_seq_reg;
-    lat_rx1_reg <= end_rx_tick_reg;
+    lat_valid1_reg <= fin_valid_reg && is_test;
+    lat_ticks_reg <= fin_rx_tick_reg[47:0] - fin_tx_reg;
+    lat_seq1_reg <= fin_seq_reg;
+    lat_rx1_reg <= fin_rx_tick_reg;
 
     // stage 2: to 1/16 tick and calibrate
     lat_valid2_reg <= lat_valid1_reg;
@@ -224,14 +253,14 @@ always @(posedge clk) begin
     end
     cnt_lat_clamped <= lat_valid2_reg && (lat_raw_reg[53] || lat_raw_reg[52:32] != 0);
 
-    cnt_rx_frame <= end_valid_reg;
-    cnt_rx_len <= end_len_reg;
-    cnt_runt <= end_valid_reg && is_runt;
-    cnt_giant <= end_valid_reg && is_giant;
-    cnt_fcs_error <= end_valid_reg && is_bad;
-    cnt_test <= end_valid_reg && is_test;
-    cnt_other_stream <= end_valid_reg && is_other;
-    cnt_foreign <= end_valid_reg && is_foreign;
+    cnt_rx_frame <= fin_valid_reg;
+    cnt_rx_len <= fin_len_reg;
+    cnt_runt <= fin_valid_reg && is_runt;
+    cnt_giant <= fin_valid_reg && is_giant;
+    cnt_fcs_error <= fin_valid_reg && is_bad;
+    cnt_test <= fin_valid_reg && is_test;
+    cnt_other_stream <= fin_valid_reg && is_other;
+    cnt_foreign <= fin_valid_reg && is_foreign;
 
     if (rst) begin
         lat_valid1_reg <= 1'b0;
