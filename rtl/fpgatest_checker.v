@@ -68,6 +68,8 @@ reg  [143:0] sig_reg;
 reg  [31:0] sig_crc_reg;
 reg  [31:0] fcs_crc_reg;
 reg  [63:0] rx_tick_reg;
+reg  [STAMP_W-1:0] stamp_age_reg;
+reg  [63:0] stamp_now_reg;
 
 wire [15:0] idx = s_first ? 16'd0 : idx_reg;
 wire [31:0] fcs_crc_in = s_first ? 32'hFFFFFFFF : fcs_crc_reg;
@@ -95,6 +97,7 @@ wire        abort = s_valid && s_first && in_frame_reg;
 
 always @(posedge clk) begin
     end_valid_reg <= 1'b0;
+    rx_tick_reg <= stamp_now_reg - {{(64-STAMP_W){1'b0}}, stamp_age_reg};
 
     if (abort) begin
         end_valid_reg <= 1'b1;
@@ -121,8 +124,9 @@ always @(posedge clk) begin
             l3_ok_reg <= 1'b1;
             sig_cnt_reg <= 5'd0;
             sig_crc_reg <= SIG_MAGIC;
-            // widen the RX stamp: it was taken a few ticks ago, less than 2^STAMP_W ticks
-            rx_tick_reg <= time_tick - {{(64-STAMP_W){1'b0}}, time_tick[STAMP_W-1:0] - s_stamp};
+            // widen the RX stamp (taken a few ticks ago, less than 2^STAMP_W): age now, subtract next clock
+            stamp_age_reg <= time_tick[STAMP_W-1:0] - s_stamp;
+            stamp_now_reg <= time_tick;
         end
 
         // Ethernet header, optional 802.1Q/802.1ad tag

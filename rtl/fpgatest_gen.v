@@ -185,7 +185,10 @@ reg [15:0] ip_csum_reg;
 
 assign stat_busy = state_reg != ST_IDLE;
 
-wire frame_last_pos = pos_reg == size_reg + 16'd7;
+reg  [15:0] last_pos_reg;          // size + 7: the last FCS byte's position
+always @(posedge clk)
+    last_pos_reg <= size_reg + 16'd7;
+wire frame_last_pos = pos_reg == last_pos_reg;
 wire run_done = (count_reg != 0 && run_frames_reg == count_reg) || stop_req_reg;
 
 // gap after the frame now ending: burst gap at the end of a burst, else IFG plus fractional byte

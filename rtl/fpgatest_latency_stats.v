@@ -192,8 +192,9 @@ wire          q_push = (v2_reg && !below && !above) || ctl_snapshot || ctl_clear
 reg  [47:0]   live_mem [0:63];
 reg  [47:0]   shadow_mem [0:63];
 
-localparam [1:0] H_IDLE = 2'd0, H_READ = 2'd1, H_WRITE = 2'd2, H_COPY = 2'd3;
-reg  [1:0]    h_state_reg;
+localparam [2:0] H_IDLE = 3'd0, H_READ = 3'd1, H_ADD = 3'd2, H_WRITE = 3'd3, H_COPY = 3'd4;
+reg  [2:0]    h_state_reg;
+reg  [47:0]   h_inc_reg;           // the bin's count + 1 (block RAM output registered first)
 reg  [QW-1:0] h_entry_reg;
 reg  [6:0]    h_addr_reg;          // copy address, one ahead of the write
 reg  [5:0]    h_wr_addr_reg;
@@ -216,7 +217,7 @@ assign stat_hist_busy = !q_empty || h_state_reg != H_IDLE;
 always @* begin
     live_we = 1'b0;
     live_wr_addr = e_bin;
-    live_wr_data = live_rd_data + 48'd1;
+    live_wr_data = h_inc_reg;
     if (h_state_reg == H_WRITE && e_update)
         live_we = 1'b1;
     if (h_state_reg == H_COPY && h_wr_pending_reg && e_clear) begin
@@ -246,6 +247,10 @@ always @(posedge clk) begin
         end
         H_READ: begin
             // the bin's count arrives in live_rd_data next clock
+            h_state_reg <= H_ADD;
+        end
+        H_ADD: begin
+            h_inc_reg <= live_rd_data + 48'd1;
             h_state_reg <= H_WRITE;
         end
         H_WRITE: begin

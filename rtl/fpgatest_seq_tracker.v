@@ -98,7 +98,8 @@ localparam [1:0] P_GATHER = 2'd0, P_DECIDE = 2'd1, P_ACT = 2'd2;
 reg  [1:0]  phase_reg;
 
 
-reg  [47:0] h_reg, d_old_reg, d_high_reg, to_highest_reg;
+reg  [47:0] h_reg, d_old_reg, d_old_m_reg, d_high_reg, to_highest_reg;
+reg  [47:0] oldest_w_reg;          // oldest_reg + WINDOW - 1, kept in step with it
 reg  [31:0] head_word_val_reg, old_word_val_reg;
 reg         have_head_reg;
 
@@ -117,7 +118,7 @@ wire        head_inside = !d_old_reg[47] && d_old_reg[47:WINDOW_LOG2] == 0;
 // a far-ahead head needs oldest = head - WINDOW + 1; an idle flush needs oldest = highest
 wire        need_slide = started_reg && have_head_reg && !head_stale && !head_inside;
 wire        flushing = started_reg && !have_head_reg && flush_req_reg && to_highest_reg != 48'd0;
-wire [47:0] to_target = need_slide ? d_old_reg - (WINDOW - 48'd1) : to_highest_reg;
+wire [47:0] to_target = need_slide ? d_old_m_reg : to_highest_reg;
 
 // event FIFO
 localparam EA = EVENT_DEPTH_LOG2;
@@ -126,6 +127,9 @@ reg  [EA:0] ev_wr_reg, ev_rd_reg;
 wire [EA:0] ev_level = ev_wr_reg - ev_rd_reg;
 reg         ev_push;
 reg  [79:0] ev_data;
+reg         ev_push_q;            // the event is written one clock after the step that closed it
+reg  [79:0] ev_data_q;
+reg         old_seen_reg;         // the oldest number's bit, picked out while deciding
 
 reg         lose_en;               // this clock retires lose_n never-seen numbers from oldest
 reg  [47:0] lose_n;
@@ -133,7 +137,7 @@ reg         lose_en_q;
 reg  [47:0] lose_n_q, lose_at_q;
 wire [47:0] run_sum = {16'd0, run_len_reg} + lose_n_q;
 
-assign stat_busy = !in_empty || flush_req_reg || t_state_reg != T_RUN || phase_reg != P_GATHER || lose_en_q;
+assign stat_busy = !in_empty || flush_req_reg || t_state_reg != T_RUN || phase_reg != P_GATHER || lose_en_q || ev_push_q;
 
 always @(posedge clk) begin
     in_pop = 1'b0;
@@ -166,6 +170,7 @@ always @(posedge clk) begin
                     have_head_reg <= !in_empty;
                     h_reg <= head;
                     d_old_reg <= head - oldest_reg;
+                    d_old_m_reg <= head - oldest_w_reg;   // distance past the window's end
                     d_high_reg <= head - highest_reg;
                     to_highest_reg <= highest_reg - oldest_reg;
                     head_word_val_reg <= bitmap[head[WINDOW_LOG2-1:5]];
@@ -180,6 +185,7 @@ always @(posedge clk) begin
                     flushing_reg <= flushing;
                     to_target_reg <= to_target;
                     window_empty_reg <= to_highest_reg == 48'd0;
+                    old_seen_reg <= old_word_val_reg[old_bit];
                     flush_close_reg <= !have_head_reg && flush_req_reg && !flushing;
                     whole_word_reg <= old_bit == 5'd0 && to_target[47:5] != 0 && to_highest_reg[47:5] != 0;
                     phase_reg <= P_ACT;
@@ -192,18 +198,21 @@ always @(posedge clk) begin
                             lose_en = 1'b1;
                             lose_n = to_target_reg;
                             oldest_reg <= oldest_reg + to_target_reg;
+                            oldest_w_reg <= oldest_w_reg + to_target_reg;
                             highest_reg <= oldest_reg + to_target_reg;
                         end else if (whole_word_reg && old_word_val_reg == 32'd0) begin
                             lose_en = 1'b1;
                             lose_n = 48'd32;
                             oldest_reg <= oldest_reg + 48'd32;
+                            oldest_w_reg <= oldest_w_reg + 48'd32;
                         end else if (whole_word_reg && old_word_val_reg == 32'hFFFFFFFF) begin
                             ev_push = run_open_reg;
                             run_open_reg <= 1'b0;
                             bitmap[old_word] <= 32'd0;
                             oldest_reg <= oldest_reg + 48'd32;
+                            oldest_w_reg <= oldest_w_reg + 48'd32;
                         end else begin
-                            if (old_word_val_reg[old_bit]) begin
+                            if (old_seen_reg) begin
                                 ev_push = run_open_reg;
                                 run_open_reg <= 1'b0;
                             end else begin
@@ -212,6 +221,7 @@ always @(posedge clk) begin
                             end
                             bitmap[old_word] <= old_word_val_reg & ~(32'd1 << old_bit);
                             oldest_reg <= oldest_reg + 48'd1;
+                            oldest_w_reg <= oldest_w_reg + 48'd1;
                         end
                     end else if (have_head_reg) begin
                         in_pop = 1'b1;
@@ -219,6 +229,7 @@ always @(posedge clk) begin
                             started_reg <= 1'b1;
                             first_reg <= h_reg;
                             oldest_reg <= h_reg;
+                            oldest_w_reg <= h_reg + (WINDOW - 48'd1);
                             highest_reg <= h_reg + 48'd1;
                             cnt_received <= 1'b1;
                             bitmap[head_word] <= head_word_val_reg | (32'd1 << head_bit);
@@ -272,11 +283,13 @@ always @(posedge clk) begin
         end
     end
 
-    if (ev_push) begin
+    ev_push_q <= ev_push;
+    ev_data_q <= ev_data;
+    if (ev_push_q) begin
         if (ev_level[EA]) begin
             cnt_event_dropped <= 1'b1;
         end else begin
-            ev_mem[ev_wr_reg[EA-1:0]] <= ev_data;
+            ev_mem[ev_wr_reg[EA-1:0]] <= ev_data_q;
             ev_wr_reg <= ev_wr_reg + 1'b1;
         end
     end
@@ -303,11 +316,13 @@ always @(posedge clk) begin
         started_reg <= 1'b0;
         first_reg <= 48'd0;
         oldest_reg <= 48'd0;
+        oldest_w_reg <= WINDOW - 48'd1;
         highest_reg <= 48'd0;
         lost_reg <= 64'd0;
         flush_req_reg <= 1'b0;
         run_open_reg <= 1'b0;
         lose_en_q <= 1'b0;
+        ev_push_q <= 1'b0;
         ev_wr_reg <= 0;
         ev_rd_reg <= 0;
         stat_event_valid <= 1'b0;
