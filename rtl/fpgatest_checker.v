@@ -81,7 +81,7 @@ fpgatest_crc32 sig_crc_inst (.crc_in(sig_crc_reg), .data(s_data), .crc_out(sig_c
 reg  [15:0] r3;
 reg  [5:0]  sig_wait_reg;
 reg         sig_armed_reg, is_v4_reg, is_v6_reg;
-wire        in_sig = sig_armed_reg && sig_wait_reg == 6'd0 && sig_cnt_reg < 5'd18;
+reg         in_sig;               // this byte belongs to the signature (decided one byte ahead)
 
 // frame end: the byte flagged last, or a new frame starting while one is open (lost end marker)
 reg         end_valid_reg;
@@ -115,10 +115,13 @@ always @(posedge clk) begin
         r3 <= r3 == 16'hFFFF ? r3 : r3 + 16'd1;
         if (sig_armed_reg && sig_wait_reg != 6'd0)
             sig_wait_reg <= sig_wait_reg - 6'd1;
+        // the next byte is a signature byte: the countdown ends now, or the signature goes on
+        in_sig <= in_sig ? sig_cnt_reg < 5'd17 : (sig_armed_reg && sig_wait_reg == 6'd1);
         if (s_first) begin
             vlan_reg <= 1'b0;
             r3 <= 16'hFFFF;
             sig_armed_reg <= 1'b0;
+            in_sig <= 1'b0;
             is_v4_reg <= 1'b0;
             is_v6_reg <= 1'b0;
             l3_ok_reg <= 1'b1;
@@ -145,6 +148,7 @@ always @(posedge clk) begin
                     16'h86DD: sig_wait_reg <= 6'd48;             // IPv6 (40) + UDP (8)
                     default:  sig_wait_reg <= 6'd0;              // raw Ethernet
                 endcase
+                in_sig <= {et_hi_reg, s_data} != 16'h0800 && {et_hi_reg, s_data} != 16'h86DD;
             end
         end
 
