@@ -130,6 +130,8 @@ reg  [79:0] ev_data;
 reg         ev_push_q;            // the event is written one clock after the step that closed it
 reg  [79:0] ev_data_q;
 reg         old_seen_reg;         // the oldest number's bit, picked out while deciding
+reg         old_zero_reg, old_ones_reg;
+reg  [31:0] old_cleared_reg, head_marked_reg;   // the bitmap words to write, prepared while deciding
 
 reg         lose_en;               // this clock retires lose_n never-seen numbers from oldest
 reg  [47:0] lose_n;
@@ -186,6 +188,10 @@ always @(posedge clk) begin
                     to_target_reg <= to_target;
                     window_empty_reg <= to_highest_reg == 48'd0;
                     old_seen_reg <= old_word_val_reg[old_bit];
+                    old_zero_reg <= old_word_val_reg == 32'd0;
+                    old_ones_reg <= old_word_val_reg == 32'hFFFFFFFF;
+                    old_cleared_reg <= old_word_val_reg & ~(32'd1 << old_bit);
+                    head_marked_reg <= head_word_val_reg | (32'd1 << head_bit);
                     flush_close_reg <= !have_head_reg && flush_req_reg && !flushing;
                     whole_word_reg <= old_bit == 5'd0 && to_target[47:5] != 0 && to_highest_reg[47:5] != 0;
                     phase_reg <= P_ACT;
@@ -200,12 +206,12 @@ always @(posedge clk) begin
                             oldest_reg <= oldest_reg + to_target_reg;
                             oldest_w_reg <= oldest_w_reg + to_target_reg;
                             highest_reg <= oldest_reg + to_target_reg;
-                        end else if (whole_word_reg && old_word_val_reg == 32'd0) begin
+                        end else if (whole_word_reg && old_zero_reg) begin
                             lose_en = 1'b1;
                             lose_n = 48'd32;
                             oldest_reg <= oldest_reg + 48'd32;
                             oldest_w_reg <= oldest_w_reg + 48'd32;
-                        end else if (whole_word_reg && old_word_val_reg == 32'hFFFFFFFF) begin
+                        end else if (whole_word_reg && old_ones_reg) begin
                             ev_push = run_open_reg;
                             run_open_reg <= 1'b0;
                             bitmap[old_word] <= 32'd0;
@@ -219,7 +225,7 @@ always @(posedge clk) begin
                                 lose_en = 1'b1;
                                 lose_n = 48'd1;
                             end
-                            bitmap[old_word] <= old_word_val_reg & ~(32'd1 << old_bit);
+                            bitmap[old_word] <= old_cleared_reg;
                             oldest_reg <= oldest_reg + 48'd1;
                             oldest_w_reg <= oldest_w_reg + 48'd1;
                         end
@@ -232,19 +238,19 @@ always @(posedge clk) begin
                             oldest_w_reg <= h_reg + (WINDOW - 48'd1);
                             highest_reg <= h_reg + 48'd1;
                             cnt_received <= 1'b1;
-                            bitmap[head_word] <= head_word_val_reg | (32'd1 << head_bit);
+                            bitmap[head_word] <= head_marked_reg;
                         end else if (head_stale_reg) begin
                             cnt_stale <= 1'b1;
                         end else if (head_new_reg) begin
                             highest_reg <= h_reg + 48'd1;
                             cnt_received <= 1'b1;
-                            bitmap[head_word] <= head_word_val_reg | (32'd1 << head_bit);
+                            bitmap[head_word] <= head_marked_reg;
                         end else if (head_seen_reg) begin
                             cnt_duplicate <= 1'b1;
                         end else begin
                             cnt_late <= 1'b1;
                             cnt_received <= 1'b1;
-                            bitmap[head_word] <= head_word_val_reg | (32'd1 << head_bit);
+                            bitmap[head_word] <= head_marked_reg;
                         end
                     end else if (flush_close_reg) begin
                         // window retired up to `highest`: close the open run
