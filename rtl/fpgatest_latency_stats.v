@@ -300,9 +300,11 @@ reg  [SA:0]  s_wr_reg, s_rd_reg;
 reg  [31:0]  s_div_reg;
 wire [SA:0]  s_level = s_wr_reg - s_rd_reg;
 wire         s_full = s_level[SA];
-wire         s_take = v2_reg && cfg_sample_every != 0 && s_div_reg + 32'd1 >= cfg_sample_every;
+reg          s_due_reg;            // the next latency is a sample (worked out between frames)
+wire         s_take = v2_reg && s_due_reg;
 
 always @(posedge clk) begin
+    s_due_reg <= cfg_sample_every != 0 && s_div_reg + 32'd1 >= cfg_sample_every;
     if (v2_reg && cfg_sample_every != 0)
         s_div_reg <= s_take ? 32'd0 : s_div_reg + 32'd1;
 
