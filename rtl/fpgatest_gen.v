@@ -150,13 +150,19 @@ always @* begin
     endcase
 end
 
+// the word is registered, then added a clock later (the last one well before ST_PREP ends)
+reg  [15:0] ip_word_reg, udp_word_reg;
+reg         ip_add_reg, udp_add_reg;
 always @(posedge clk) begin
-    if (state_reg == ST_PREP) begin
-        if (prep_cnt_reg < 5'd7)
-            ip_const_reg <= ip_const_reg + ip_word;
-        if (prep_cnt_reg < 5'd20)
-            udp_const_reg <= udp_const_reg + udp_word;
-    end else if (state_reg == ST_IDLE) begin
+    ip_word_reg <= ip_word;
+    udp_word_reg <= udp_word;
+    ip_add_reg <= state_reg == ST_PREP && prep_cnt_reg < 5'd7;
+    udp_add_reg <= state_reg == ST_PREP && prep_cnt_reg < 5'd20;
+    if (ip_add_reg)
+        ip_const_reg <= ip_const_reg + ip_word_reg;
+    if (udp_add_reg)
+        udp_const_reg <= udp_const_reg + udp_word_reg;
+    if (state_reg == ST_IDLE) begin
         ip_const_reg <= 20'd0;
         udp_const_reg <= 23'd0;
     end
