@@ -18,7 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from migen import ClockDomain, ClockSignal, ResetSignal, Signal
+from migen import ClockDomain, ClockDomainsRenamer, ClockSignal, ResetSignal, Signal
 
 from litex.build.generic_platform import Subsignal
 from litex.gen import LiteXModule
@@ -98,7 +98,7 @@ class BaseSoC(FPGATestSoC):
                 with_hw_init_reset = False,
                 tx_clk             = ClockSignal("tester"),
             )
-            phy = ClockDomainsRenamer_for(index)(phy)
+            phy = ClockDomainsRenamer({"eth_tx": f"eth{index}_tx", "eth_rx": f"eth{index}_rx"})(phy)
             self.add_module(f"ethphy{index}", phy)
             gmii = {
                 "tx": {"data": Signal(8), "en": Signal(), "er": Signal()},
@@ -117,11 +117,6 @@ class BaseSoC(FPGATestSoC):
         # --full-duplex builds both on both ports for a larger device
         directions = [(True, True)] * 2 if full_duplex else [(True, False), (False, True)]
         add_tester(self, ports, build_extra=f"colorlight_5a_75b-{revision}", directions=directions)
-
-
-def ClockDomainsRenamer_for(index):
-    from migen import ClockDomainsRenamer
-    return ClockDomainsRenamer({"eth_tx": f"eth{index}_tx", "eth_rx": f"eth{index}_rx"})
 
 
 def main() -> int:

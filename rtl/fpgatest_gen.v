@@ -51,7 +51,7 @@ module fpgatest_gen (
     // status
     output wire         stat_busy,            // a run is in progress
     output reg  [7:0]   stat_error,           // why the last start was refused (bits, see docs)
-    output reg  [47:0]  stat_seq_next,        // sequence number of the next frame
+    output wire [47:0]  stat_seq_next,        // sequence number of the next frame
 
     // events for fpgatest_counters
     output wire         cnt_tx_frame,         // a frame's SFD is out; cnt_tx_len bytes follow
@@ -179,6 +179,8 @@ reg [31:0] burst_cnt_reg;
 reg [31:0] frac_acc_reg;
 reg [47:0] seq_cur_reg;
 
+assign stat_seq_next = seq_cur_reg;
+
 // per-frame values
 reg [47:0] frame_seq_reg;
 reg [47:0] frame_ts_reg;
@@ -220,6 +222,7 @@ end
 
 // stamp: tick counter value while the SFD byte is on gmii_txd (pos 0 -> stages A0, A1, B = 10 clocks)
 localparam [15:0] TS_LEAD = 16'd10;
+wire [47:0] sfd_tick = time_tick[47:0] + {32'd0, TS_LEAD};   // the frame starting now
 
 always @(posedge clk) begin
     case (state_reg)
@@ -248,7 +251,6 @@ always @(posedge clk) begin
                     burst_gap_reg <= cfg_burst_gap;
                     count_reg     <= cfg_count;
                     seq_cur_reg   <= cfg_seq_start;
-                    stat_seq_next <= cfg_seq_start;
                     run_frames_reg <= 48'd0;
                     burst_cnt_reg <= 32'd0;
                     frac_acc_reg  <= 32'd0;
@@ -273,7 +275,6 @@ always @(posedge clk) begin
             if (pos_reg == 16'd0) begin
                 run_frames_reg <= run_frames_reg + 48'd1;
                 seq_cur_reg <= seq_cur_reg + 48'd1;
-                stat_seq_next <= seq_cur_reg + 48'd1;
             end
             if (frame_last_pos) begin
                 if (burst_end_reg)
@@ -305,7 +306,7 @@ always @(posedge clk) begin
     if (rst) begin
         state_reg <= ST_IDLE;
         stat_error <= 8'h00;
-        stat_seq_next <= 48'd0;
+        seq_cur_reg <= 48'd0;
         stop_req_reg <= 1'b0;
         pos_reg <= 16'd0;
         // settings start as a valid minimal stream so that derived registers are defined
@@ -325,9 +326,9 @@ always @(posedge clk) begin
     if (state_reg == ST_FRAME) begin
         if (pos_reg == 16'd0) begin
             frame_seq_reg <= seq_cur_reg;
-            frame_ts_reg  <= time_tick[47:0] + {32'd0, TS_LEAD};
+            frame_ts_reg  <= sfd_tick;
             check_crc_reg <= SIG_MAGIC;
-            sig_shift_reg <= {stream_reg, seq_cur_reg, time_tick[47:0] + {32'd0, TS_LEAD}};
+            sig_shift_reg <= {stream_reg, seq_cur_reg, sfd_tick};
             ip_sum_reg    <= ip_const_reg + l3_len_reg + seq_cur_reg[15:0];
             udp_sum_reg   <= udp_const_reg + {udp_len_reg, 1'b0};
         end else if (pos_reg <= 16'd14) begin

@@ -61,7 +61,7 @@ def render(csr_path: Path) -> str:
         if key in consts:
             out.append(f"| `{name}` | {consts[key]} | {consts[f'fpgatest_{name}_words']} | {p.description} |")
     out += ["", "### Event counters (bus window `portN_counters`, 64 bit each, latched by snapshot)", "",
-            f"Counter i is at window word 2i (high) and 2i+1 (low). Window base: "
+            "Counter i is at window word 2i (high) and 2i+1 (low). Window base: "
             + ", ".join(f"`{k}` = {v['base']:#x}" for k, v in data["memories"].items() if k.endswith("_counters")),
             "", "| index | counter | meaning |", "|---:|---|---|"]
     for i, (name, meaning) in enumerate(counter_names(ROOT / "rtl" / "fpgatest_port.v")):

@@ -147,9 +147,7 @@ def measure_size(tester: Tester, plan: SweepPlan, stream: Stream, results: Resul
 
 
 def summarize(meta: dict, samples: list[dict], sizes: list[dict]) -> dict:
-    for s in sizes:
-        rows = [r for r in samples if r["size_bytes"] == s["size_bytes"]]
-        s["trend"] = time_series_fit(rows)
+    """Sweep summary from its samples and per-size records (each record carries its own trend)."""
     summary = {
         "proto": meta["proto"], "tester": meta.get("tester", {}), "settings": meta.get("settings", {}),
         "sizes": sizes, "fit": size_fits(sizes, samples),

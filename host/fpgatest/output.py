@@ -92,6 +92,17 @@ def markdown_table(summary: dict) -> str:
     return "\n".join(lines)
 
 
+def save(fig, ax, target: Path) -> Path:
+    """Grid, tight layout, PNG, close: the finish every plot shares."""
+    import matplotlib.pyplot as plt
+
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(target, dpi=110)
+    plt.close(fig)
+    return target
+
+
 def plot(path: Path, summary: dict, samples: list[dict]) -> list[Path]:
     import matplotlib
 
@@ -112,12 +123,8 @@ def plot(path: Path, summary: dict, samples: list[dict]) -> list[Path]:
     ax.set_xlabel("frame size (bytes)")
     ax.set_ylabel("latency (ns, FIFO)")
     ax.set_title(f"latency vs frame size ({summary['proto']})")
-    ax.grid(alpha=0.3)
     ax.legend()
-    fig.tight_layout()
-    written.append(path / "latency_vs_size.png")
-    fig.savefig(written[-1], dpi=110)
-    plt.close(fig)
+    written.append(save(fig, ax, path / "latency_vs_size.png"))
 
     fig, ax = plt.subplots(figsize=(7, 4.5))
     sz = [s["size_bytes"] for s in summary["sizes"]]
@@ -126,12 +133,8 @@ def plot(path: Path, summary: dict, samples: list[dict]) -> list[Path]:
             label="received vs line-rate maximum")
     ax.set_xlabel("frame size (bytes)")
     ax.set_ylabel("frame drop rate (%)")
-    ax.grid(alpha=0.3)
     ax.legend()
-    fig.tight_layout()
-    written.append(path / "drop_rate.png")
-    fig.savefig(written[-1], dpi=110)
-    plt.close(fig)
+    written.append(save(fig, ax, path / "drop_rate.png"))
 
     for s in summary["sizes"]:
         rows = [r for r in samples if r["size_bytes"] == s["size_bytes"] and r["lat_count"]]
@@ -146,9 +149,5 @@ def plot(path: Path, summary: dict, samples: list[dict]) -> list[Path]:
         ax.set_ylabel("latency (ns)")
         trend = s["trend"]["slope_ns_per_s"]
         ax.set_title(f"{s['size_bytes']} B" + (f": trend {trend:.1f} ns/s" if trend is not None else ""))
-        ax.grid(alpha=0.3)
-        fig.tight_layout()
-        written.append(path / f"timeseries_{s['size_bytes']}.png")
-        fig.savefig(written[-1], dpi=110)
-        plt.close(fig)
+        written.append(save(fig, ax, path / f"timeseries_{s['size_bytes']}.png"))
     return written

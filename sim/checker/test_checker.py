@@ -2,12 +2,9 @@
 """fpgatest_checker + fpgatest_rx_cdc + fpgatest_latency_stats: exact latency, +-100 ppm RX clocks, frame classes, statistics."""
 
 import random
-import struct
-import zlib
-
 import cocotb
 import pytest
-from cocotb.triggers import ClockCycles, Timer
+from cocotb.triggers import ClockCycles
 from cocotbext.eth import GmiiFrame
 from scapy.contrib.lldp import LLDPDU, LLDPDUChassisID, LLDPDUEndOfLLDPDU, LLDPDUPortID, LLDPDUTimeToLive
 from scapy.layers.inet import IP, UDP

@@ -13,7 +13,6 @@ from scapy.packet import Raw
 SIG_MAGIC = 0x46504754  # "FPGT"
 SIG_LEN = 18
 PROTO_RAW, PROTO_IPV4, PROTO_IPV6 = 0, 1, 2
-PROTO_NAMES = {"eth": PROTO_RAW, "ipv4": PROTO_IPV4, "ipv6": PROTO_IPV6}
 
 
 def sig_check(body14: bytes) -> int:

@@ -5,7 +5,7 @@ import logging
 
 import cocotb
 from cocotb.clock import Clock
-from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge, Timer
+from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 from cocotbext.eth import GmiiSink, GmiiSource
 
 from common.frames import StreamConfig
@@ -157,7 +157,7 @@ class TB:
                 return
         raise AssertionError("generator still busy")
 
-    async def tick_at(self, sim_time_ps: int) -> int:
+    def tick_at(self, sim_time_ps: int) -> int:
         """Tick counter value during the clock cycle that starts at the rising edge sim_time_ps."""
         return (sim_time_ps - self.tick0_time_ps) // CLK_PERIOD_PS + self.tick0
 
@@ -169,6 +169,3 @@ class TB:
         self.tick0_time_ps = int(cocotb.utils.get_sim_time("ps"))
         await RisingEdge(self.dut.clk)
 
-
-async def settle(cycles_ps: int):
-    await Timer(cycles_ps, "ps")

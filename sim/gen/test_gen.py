@@ -66,7 +66,7 @@ async def run_test_frames_match_reference(dut):
             stream, seq, tx48 = parse_signature(payload[sig_at:sig_at + 18])
             assert stream == cfg.tx_stream_id
             assert seq == (cfg.seq_start + k) % 2**48, "sequence numbers count up and wrap at 48 bits"
-            expected_tick = await tb.tick_at(frame.sim_time_sfd) + SFD_TICK_OFFSET
+            expected_tick = tb.tick_at(frame.sim_time_sfd) + SFD_TICK_OFFSET
             assert tx48 == expected_tick % 2**48, f"{name}: TX stamp {tx48} != {expected_tick}"
             assert payload == cfg.frame(seq, tx48), f"{name} frame {k} differs from the reference"
             pcap_packets.append(Ether(payload[:-4]))
