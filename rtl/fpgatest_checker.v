@@ -60,7 +60,6 @@ localparam [31:0] FCS_RESIDUE = 32'hDEBB20E3;
 // ---------------------------------------------------------------------------------------------
 reg         in_frame_reg;
 reg  [15:0] idx_reg;                   // index of the current byte (saturates)
-reg  [7:0]  et_hi_reg;
 reg         vlan_reg;
 reg         l3_ok_reg;
 reg  [4:0]  sig_cnt_reg;
@@ -76,9 +75,19 @@ wire [31:0] fcs_crc_in = s_first ? 32'hFFFFFFFF : fcs_crc_reg;
 wire [31:0] fcs_crc_next, sig_crc_next;
 fpgatest_crc32 fcs_crc_inst (.crc_in(fcs_crc_in), .data(s_data), .crc_out(fcs_crc_next));
 fpgatest_crc32 sig_crc_inst (.crc_in(sig_crc_reg), .data(s_data), .crc_out(sig_crc_next));
-// position counters instead of subtractors: r3 counts bytes into the IP header, sig_wait the bytes
-// left before the signature, both armed at the EtherType
-reg  [15:0] r3;
+// positions as one-hot shift registers instead of comparators: nxt_oh[k] = the next byte (unless it
+// starts a frame) is frame byte k, r3_oh[k] = it is IP header byte k; sig_wait counts the bytes left
+// before the signature, armed at the EtherType
+reg  [17:0] nxt_oh;
+reg  [9:0]  r3_oh;
+reg         eh_08_reg, eh_86_reg, eh_81_reg, eh_88_reg;   // the EtherType's (or TPID's) first byte
+wire        at12 = !s_first && nxt_oh[12];
+wire        at13 = !s_first && nxt_oh[13];
+wire        at16 = !s_first && nxt_oh[16];
+wire        at17 = !s_first && nxt_oh[17];
+wire        et_ipv4 = eh_08_reg && s_data == 8'h00;
+wire        et_ipv6 = eh_86_reg && s_data == 8'hDD;
+wire        et_tag  = (eh_81_reg && s_data == 8'h00) || (eh_88_reg && s_data == 8'hA8);
 reg  [5:0]  sig_wait_reg;
 reg         sig_armed_reg, is_v4_reg, is_v6_reg;
 reg         in_sig;               // this byte belongs to the signature (decided one byte ahead)
@@ -112,14 +121,15 @@ always @(posedge clk) begin
         idx_reg <= idx == 16'hFFFF ? idx : idx + 16'd1;
         fcs_crc_reg <= fcs_crc_next;
 
-        r3 <= r3 == 16'hFFFF ? r3 : r3 + 16'd1;
+        nxt_oh <= s_first ? 18'd2 : {nxt_oh[16:0], 1'b0};
+        r3_oh <= {r3_oh[8:0], 1'b0};
         if (sig_armed_reg && sig_wait_reg != 6'd0)
             sig_wait_reg <= sig_wait_reg - 6'd1;
         // the next byte is a signature byte: the countdown ends now, or the signature goes on
         in_sig <= in_sig ? sig_cnt_reg < 5'd17 : (sig_armed_reg && sig_wait_reg == 6'd1);
         if (s_first) begin
             vlan_reg <= 1'b0;
-            r3 <= 16'hFFFF;
+            r3_oh <= 10'd0;
             sig_armed_reg <= 1'b0;
             in_sig <= 1'b0;
             is_v4_reg <= 1'b0;
@@ -133,33 +143,35 @@ always @(posedge clk) begin
         end
 
         // Ethernet header, optional 802.1Q/802.1ad tag
-        if (idx == 16'd12 || (vlan_reg && idx == 16'd16))
-            et_hi_reg <= s_data;
-        if (idx == 16'd13 || (vlan_reg && idx == 16'd17)) begin
-            if (idx == 16'd13 && ({et_hi_reg, s_data} == 16'h8100 || {et_hi_reg, s_data} == 16'h88A8)) begin
+        if (at12 || (vlan_reg && at16)) begin
+            eh_08_reg <= s_data == 8'h08;
+            eh_86_reg <= s_data == 8'h86;
+            eh_81_reg <= s_data == 8'h81;
+            eh_88_reg <= s_data == 8'h88;
+        end
+        if (at13 || (vlan_reg && at17)) begin
+            if (at13 && et_tag) begin
                 vlan_reg <= 1'b1;
             end else begin
-                r3 <= 16'd0;                                     // the next byte starts the IP header
+                r3_oh <= 10'd1;                                  // the next byte starts the IP header
                 sig_armed_reg <= 1'b1;
-                is_v4_reg <= {et_hi_reg, s_data} == 16'h0800;
-                is_v6_reg <= {et_hi_reg, s_data} == 16'h86DD;
-                case ({et_hi_reg, s_data})
-                    16'h0800: sig_wait_reg <= 6'd28;             // IPv4 (20) + UDP (8)
-                    16'h86DD: sig_wait_reg <= 6'd48;             // IPv6 (40) + UDP (8)
-                    default:  sig_wait_reg <= 6'd0;              // raw Ethernet
-                endcase
-                in_sig <= {et_hi_reg, s_data} != 16'h0800 && {et_hi_reg, s_data} != 16'h86DD;
+                is_v4_reg <= et_ipv4;
+                is_v6_reg <= et_ipv6;
+                sig_wait_reg <= et_ipv4 ? 6'd28                  // IPv4 (20) + UDP (8)
+                              : et_ipv6 ? 6'd48                  // IPv6 (40) + UDP (8)
+                              : 6'd0;                            // raw Ethernet
+                in_sig <= !et_ipv4 && !et_ipv6;
             end
         end
 
         // IP header: must be IPv4 without options carrying UDP, or IPv6 with UDP next
-        if (!s_first && is_v4_reg && r3 == 16'd0 && s_data != 8'h45)
+        if (!s_first && is_v4_reg && r3_oh[0] && s_data != 8'h45)
             l3_ok_reg <= 1'b0;
-        if (!s_first && is_v4_reg && r3 == 16'd9 && s_data != 8'd17)
+        if (!s_first && is_v4_reg && r3_oh[9] && s_data != 8'd17)
             l3_ok_reg <= 1'b0;
-        if (!s_first && is_v6_reg && r3 == 16'd0 && s_data[7:4] != 4'h6)
+        if (!s_first && is_v6_reg && r3_oh[0] && s_data[7:4] != 4'h6)
             l3_ok_reg <= 1'b0;
-        if (!s_first && is_v6_reg && r3 == 16'd6 && s_data != 8'd17)
+        if (!s_first && is_v6_reg && r3_oh[6] && s_data != 8'd17)
             l3_ok_reg <= 1'b0;
 
         // signature
@@ -189,6 +201,8 @@ always @(posedge clk) begin
     if (rst) begin
         in_frame_reg <= 1'b0;
         idx_reg <= 16'd0;
+        nxt_oh <= 18'd0;
+        r3_oh <= 10'd0;
         end_valid_reg <= 1'b0;
         vlan_reg <= 1'b0;
         sig_cnt_reg <= 5'd0;

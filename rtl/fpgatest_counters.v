@@ -16,7 +16,7 @@
  * ctl_snapshot freezes every pending amount at that clock edge (increments of that edge included);
  * the next round writes value + frozen into the readable bank, so the bank holds every counter as
  * of the same edge. With ctl_clear too, the live values restart from zero at that edge.
- * stat_busy is high while the round runs (N clocks).
+ * stat_busy is high while the round runs (N + 3 clocks).
  */
 module fpgatest_counters #(
     parameter N         = 22,
@@ -38,7 +38,7 @@ module fpgatest_counters #(
     output wire                   stat_busy
 );
 
-initial if (N < 2 || N > 31) $error("fpgatest_counters: N out of range");
+initial if (N < 4 || N > 31) $error("fpgatest_counters: N out of range");
 
 // pending amount width per counter: wide counters take any amount, event counters at most N per round
 function [PENDING_W-1:0] limit(input integer index, input [PENDING_W-1:0] value);
@@ -47,7 +47,8 @@ endfunction
 
 localparam AW = $clog2(N);
 
-reg  [63:0]          live_mem [0:N-1];
+// both banks in block RAM; a block RAM's output goes straight into a register before any logic
+(* ram_style = "block" *)
 reg  [63:0]          snap_mem [0:N-1];
 reg  [PENDING_W-1:0] pending_reg [0:N-1];
 reg  [PENDING_W-1:0] frozen_reg [0:N-1];
@@ -55,7 +56,8 @@ reg  [N-1:0]         round_todo_reg;     // counters not yet visited in the curr
 reg                  latch_round_reg;    // the round writes the readable bank
 reg                  clear_round_reg;    // the round restarts the live values
 reg                  zero_round_reg;     // reset: both banks to zero
-reg  [AW-1:0]        idx_reg;
+reg  [AW-1:0]        idx_reg;            // the counter visited this clock ...
+reg  [N-1:0]         visit_reg;          // ... and the same as one-hot
 
 
 wire [PENDING_W-1:0] inc_of [0:N-1];
@@ -67,16 +69,37 @@ generate
 endgenerate
 
 wire                 new_round = ctl_snapshot || ctl_clear;
-wire                 in_round = round_todo_reg[idx_reg];
+wire [AW-1:0]        idx_next = idx_reg == N - 1 ? {AW{1'b0}} : idx_reg + 1'b1;
 
-// the engine in two clocks: take (read value and amount) at idx, then add and write at idx1
-reg  [AW-1:0]        idx1_reg;
-reg                  take_valid_reg, take_round_reg, take_latch_reg, take_clear_reg, take_zero_reg;
-reg  [63:0]          take_value_reg;
-reg  [PENDING_W-1:0] take_amount_reg;
-wire [63:0]          total = take_value_reg + {{(64-PENDING_W){1'b0}}, take_amount_reg};
+// the visited counter's amount: frozen during its round, else pending (an AND-OR over one-hot visit)
+reg  [PENDING_W-1:0] visit_amount;
+integer k;
+always @* begin
+    visit_amount = {PENDING_W{1'b0}};
+    for (k = 0; k < N; k = k + 1)
+        if (visit_reg[k])
+            visit_amount = visit_amount | (round_todo_reg[k] ? frozen_reg[k] : pending_reg[k]);
+end
+wire                 in_round = |(visit_reg & round_todo_reg);
 
-assign stat_busy = round_todo_reg != 0 || (take_valid_reg && take_round_reg);
+// the engine in four clocks: take (amount, read the value), hold (the value leaves block RAM),
+// add, write
+reg  [AW-1:0]        idx1_reg, idx2_reg;
+reg                  t1_valid_reg, t1_round_reg, t1_latch_reg, t1_clear_reg, t1_zero_reg;
+reg                  t2_valid_reg, t2_round_reg, t2_latch_reg, t2_clear_reg, t2_zero_reg;
+reg  [PENDING_W-1:0] t1_amount_reg, t2_amount_reg;
+wire [63:0]          value;              // live value of counter idx2 (read at idx two clocks ago)
+reg  [AW-1:0]        idx3_reg;
+reg                  t3_valid_reg, t3_round_reg, t3_latch_reg, t3_clear_reg, t3_zero_reg;
+reg  [63:0]          total_reg;
+wire                 live_we = t3_valid_reg;
+wire [63:0]          live_wdata = t3_round_reg && t3_clear_reg ? 64'd0 : total_reg;
+
+fpgatest_bram #(.WIDTH(64), .DEPTH_LOG2(AW)) live_mem (
+    .clk(clk), .we(live_we), .waddr(idx3_reg), .wdata(live_wdata), .raddr(idx_reg), .rdata(value));
+
+assign stat_busy = round_todo_reg != 0 || (t1_valid_reg && t1_round_reg) || (t2_valid_reg && t2_round_reg)
+                 || (t3_valid_reg && t3_round_reg);
 
 integer i;
 always @(posedge clk) begin
@@ -85,7 +108,7 @@ always @(posedge clk) begin
         if (new_round) begin
             frozen_reg[i] <= limit(i, pending_reg[i] + inc_of[i]);
             pending_reg[i] <= {PENDING_W{1'b0}};
-        end else if (i == idx_reg && !in_round) begin
+        end else if (visit_reg[i] && !round_todo_reg[i]) begin
             pending_reg[i] <= limit(i, inc_of[i]);
         end else begin
             pending_reg[i] <= limit(i, pending_reg[i] + inc_of[i]);
@@ -93,27 +116,31 @@ always @(posedge clk) begin
     end
 
     // take (nothing at the edge that starts a round)
-    take_valid_reg <= !new_round;
+    t1_valid_reg <= !new_round;
     idx1_reg <= idx_reg;
-    take_value_reg <= live_mem[idx_reg];
-    take_amount_reg <= in_round ? frozen_reg[idx_reg] : pending_reg[idx_reg];
-    take_round_reg <= in_round;
-    take_latch_reg <= latch_round_reg;
-    take_clear_reg <= clear_round_reg || zero_round_reg;
-    take_zero_reg <= zero_round_reg;
-    if (!new_round && in_round)
-        round_todo_reg[idx_reg] <= 1'b0;
+    t1_amount_reg <= visit_amount;
+    t1_round_reg <= in_round;
+    t1_latch_reg <= latch_round_reg;
+    t1_clear_reg <= clear_round_reg || zero_round_reg;
+    t1_zero_reg <= zero_round_reg;
+    if (!new_round)
+        round_todo_reg <= round_todo_reg & ~visit_reg;
 
-    // add and write
-    if (take_valid_reg) begin
-        if (take_round_reg) begin
-            if (take_latch_reg)
-                snap_mem[idx1_reg] <= take_zero_reg ? 64'd0 : total;
-            live_mem[idx1_reg] <= take_clear_reg ? 64'd0 : total;
-        end else begin
-            live_mem[idx1_reg] <= total;
-        end
-    end
+    // hold (the value leaves block RAM)
+    {t2_valid_reg, t2_round_reg, t2_latch_reg, t2_clear_reg, t2_zero_reg} <=
+        {t1_valid_reg, t1_round_reg, t1_latch_reg, t1_clear_reg, t1_zero_reg};
+    idx2_reg <= idx1_reg;
+    t2_amount_reg <= t1_amount_reg;
+
+    // add, then write (a counter comes round again N >= 4 clocks later, after its write)
+    total_reg <= value + {{(64-PENDING_W){1'b0}}, t2_amount_reg};
+    {t3_valid_reg, t3_round_reg, t3_latch_reg, t3_clear_reg, t3_zero_reg} <=
+        {t2_valid_reg, t2_round_reg, t2_latch_reg, t2_clear_reg, t2_zero_reg};
+    idx3_reg <= idx2_reg;
+
+    // write
+    if (t3_valid_reg && t3_round_reg && t3_latch_reg)
+        snap_mem[idx3_reg] <= t3_zero_reg ? 64'd0 : total_reg;
 
     if (new_round) begin
         round_todo_reg <= {N{1'b1}};
@@ -122,7 +149,9 @@ always @(posedge clk) begin
         zero_round_reg <= 1'b0;
     end
 
-    idx_reg <= idx_reg == N - 1 ? {AW{1'b0}} : idx_reg + 1'b1;
+    idx_reg <= idx_next;
+    for (i = 0; i < N; i = i + 1)
+        visit_reg[i] <= idx_next == i;
     rd_data <= snap_mem[rd_addr[AW-1:0]];
 
     if (rst) begin
@@ -131,7 +160,10 @@ always @(posedge clk) begin
         clear_round_reg <= 1'b1;
         zero_round_reg <= 1'b1;
         idx_reg <= {AW{1'b0}};
-        take_valid_reg <= 1'b0;
+        visit_reg <= {{(N-1){1'b0}}, 1'b1};     // (decoded from idx_reg: right even without a reset)
+        t1_valid_reg <= 1'b0;
+        t2_valid_reg <= 1'b0;
+        t3_valid_reg <= 1'b0;
         for (i = 0; i < N; i = i + 1)
             pending_reg[i] <= {PENDING_W{1'b0}};
     end
@@ -140,7 +172,6 @@ end
 // clear without snapshot: zero the live bank the same way (a round with nothing latched)
 initial begin
     for (i = 0; i < N; i = i + 1) begin
-        live_mem[i] = 64'd0;
         snap_mem[i] = 64'd0;
         pending_reg[i] = {PENDING_W{1'b0}};
         frozen_reg[i] = {PENDING_W{1'b0}};

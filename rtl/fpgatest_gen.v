@@ -101,7 +101,7 @@ reg [47:0]  count_reg;
 
 reg [1:0]  state_reg;
 
-// derived per-run lengths (registered; settle during ST_PREP)
+// derived per-run lengths (registered, one subtraction per clock; settle during ST_PREP)
 reg [15:0]  l2_len_reg, udp_off_reg, sig_off_reg, data_len_reg, l3_len_reg, udp_len_reg;
 reg [15:0]  ethertype_eff_reg;
 
@@ -113,8 +113,8 @@ always @(posedge clk) begin
     udp_off_reg  <= l2_len_reg + (is_ipv6 ? 16'd40 : 16'd20);
     sig_off_reg  <= l2_len_reg + (is_ipv4 ? 16'd28 : is_ipv6 ? 16'd48 : 16'd0);
     data_len_reg <= size_reg - 16'd4;
-    l3_len_reg   <= size_reg - 16'd4 - l2_len_reg;
-    udp_len_reg  <= size_reg - 16'd4 - l2_len_reg - (is_ipv6 ? 16'd40 : 16'd20);
+    l3_len_reg   <= data_len_reg - l2_len_reg;
+    udp_len_reg  <= l3_len_reg - (is_ipv6 ? 16'd40 : 16'd20);
     ethertype_eff_reg <= is_ipv4 ? 16'h0800 : is_ipv6 ? 16'h86DD : ethertype_reg;
 end
 
@@ -172,6 +172,7 @@ end
 // run control
 // ---------------------------------------------------------------------------------------------
 reg [15:0] pos_reg;            // byte position in preamble + frame
+reg [20:0] at_pos_reg;         // one-hot: pos_reg == i for the frame's first 21 clocks (no comparator)
 reg [31:0] gap_cnt_reg;
 reg        stop_req_reg;
 reg [47:0] run_frames_reg;     // frames started in this run
@@ -193,11 +194,20 @@ reg [15:0] ip_csum_reg;
 
 assign stat_busy = state_reg != ST_IDLE;
 
-reg  [15:0] last_pos_reg;          // size + 7: the last FCS byte's position
-always @(posedge clk)
-    last_pos_reg <= size_reg + 16'd7;
-wire frame_last_pos = pos_reg == last_pos_reg;
-wire run_done = (count_reg != 0 && run_frames_reg == count_reg) || stop_req_reg;
+// the frame's last clock (pos = size + 7, the last FCS byte), the gap's last clock and the end of the
+// run, each a flag registered one clock ahead so that no comparator drives the state machine
+reg  [15:0] last_m1_reg;           // size + 6
+reg         at_last_reg, gap_done_reg, run_done_reg, gap_m1_zero_reg;
+always @(posedge clk) begin
+    last_m1_reg <= size_reg + 16'd6;
+    at_last_reg <= state_reg == ST_FRAME && !at_last_reg && pos_reg == last_m1_reg;
+    // the run's frame count moved at pos 0, a gap is >= 1 clock later: exact; a stop counts one clock late
+    run_done_reg <= (count_reg != 0 && run_frames_reg == count_reg) || stop_req_reg;
+    if (rst)
+        at_last_reg <= 1'b0;
+end
+wire frame_last_pos = at_last_reg;
+wire run_done = run_done_reg;
 
 // gap after the frame now ending: burst gap at the end of a burst, else IFG plus fractional byte
 // worked out early in the frame, one carry chain per clock (a frame is at least 64 clocks long)
@@ -206,16 +216,17 @@ reg  [32:0] frac_sum_reg;
 reg         frac_carry_reg;
 reg  [31:0] frac_next_reg, gap_m1_reg;
 always @(posedge clk) begin
-    case (pos_reg)
-        16'd1: begin
+    case (1'b1)
+        at_pos_reg[1]: begin
             burst_end_reg <= burst_len_reg != 0 && burst_cnt_reg == burst_len_reg - 1;
             frac_sum_reg <= {1'b0, frac_acc_reg} + {1'b0, frac_num_reg};
         end
-        16'd2: frac_carry_reg <= frac_den_reg != 0 && frac_sum_reg >= {1'b0, frac_den_reg};
-        16'd3: begin
+        at_pos_reg[2]: frac_carry_reg <= frac_den_reg != 0 && frac_sum_reg >= {1'b0, frac_den_reg};
+        at_pos_reg[3]: begin
             frac_next_reg <= frac_carry_reg ? frac_sum_reg[31:0] - frac_den_reg : frac_sum_reg[31:0];
             gap_m1_reg <= burst_end_reg ? burst_gap_reg - 32'd1 : ifg_reg - {31'd0, !frac_carry_reg};
         end
+        at_pos_reg[4]: gap_m1_zero_reg <= gap_m1_reg == 32'd0;
         default: ;
     endcase
 end
@@ -225,6 +236,7 @@ localparam [15:0] TS_LEAD = 16'd10;
 wire [47:0] sfd_tick = time_tick[47:0] + {32'd0, TS_LEAD};   // the frame starting now
 
 always @(posedge clk) begin
+    at_pos_reg <= {at_pos_reg[19:0], 1'b0};
     case (state_reg)
         ST_IDLE: begin
             if (ctl_start) begin
@@ -266,13 +278,14 @@ always @(posedge clk) begin
             if (prep_cnt_reg == 5'd23) begin
                 state_reg <= ST_FRAME;
                 pos_reg <= 16'd0;
+                at_pos_reg[0] <= 1'b1;
             end
             if (ctl_stop)
                 state_reg <= ST_IDLE;
         end
         ST_FRAME: begin
             pos_reg <= pos_reg + 16'd1;
-            if (pos_reg == 16'd0) begin
+            if (at_pos_reg[0]) begin
                 run_frames_reg <= run_frames_reg + 48'd1;
                 seq_cur_reg <= seq_cur_reg + 48'd1;
             end
@@ -284,17 +297,20 @@ always @(posedge clk) begin
                 if (!burst_end_reg && frac_den_reg != 0)
                     frac_acc_reg <= frac_next_reg;
                 gap_cnt_reg <= gap_m1_reg;
+                gap_done_reg <= gap_m1_zero_reg;
                 state_reg <= ST_GAP;
             end
         end
         ST_GAP: begin
             gap_cnt_reg <= gap_cnt_reg - 32'd1;
-            if (gap_cnt_reg == 32'd0) begin
+            gap_done_reg <= gap_cnt_reg == 32'd1;
+            if (gap_done_reg) begin
                 if (run_done) begin
                     state_reg <= ST_IDLE;
                 end else begin
                     state_reg <= ST_FRAME;
                     pos_reg <= 16'd0;
+                    at_pos_reg[0] <= 1'b1;
                 end
             end
         end
@@ -309,6 +325,7 @@ always @(posedge clk) begin
         seq_cur_reg <= 48'd0;
         stop_req_reg <= 1'b0;
         pos_reg <= 16'd0;
+        at_pos_reg <= 21'd0;
         // settings start as a valid minimal stream so that derived registers are defined
         proto_reg <= PROTO_RAW;
         vlan_en_reg <= 1'b0;
@@ -322,41 +339,45 @@ end
 wire [31:0] check_crc_next;
 fpgatest_crc32 check_crc_inst (.crc_in(check_crc_reg), .data(sig_shift_reg[111:104]), .crc_out(check_crc_next));
 
+// the UDP checksum's per-frame words, picked at positions 1-6 and 15-16 and added one clock later
+reg  [15:0] udp_frame_word_reg;
+reg         udp_frame_add_reg;
+wire [15:0] udp_word_of_pos = ({16{at_pos_reg[1]}} & frame_seq_reg[47:32])
+                            | ({16{at_pos_reg[2]}} & frame_seq_reg[31:16])
+                            | ({16{at_pos_reg[3]}} & frame_seq_reg[15:0])
+                            | ({16{at_pos_reg[4]}} & frame_ts_reg[47:32])
+                            | ({16{at_pos_reg[5]}} & frame_ts_reg[31:16])
+                            | ({16{at_pos_reg[6]}} & frame_ts_reg[15:0])
+                            | ({16{at_pos_reg[15]}} & check_crc_reg[31:16])
+                            | ({16{at_pos_reg[16]}} & check_crc_reg[15:0]);
+
 always @(posedge clk) begin
     if (state_reg == ST_FRAME) begin
-        if (pos_reg == 16'd0) begin
+        if (at_pos_reg[0]) begin
             frame_seq_reg <= seq_cur_reg;
             frame_ts_reg  <= sfd_tick;
             check_crc_reg <= SIG_MAGIC;
             sig_shift_reg <= {stream_reg, seq_cur_reg, sfd_tick};
             ip_sum_reg    <= ip_const_reg + l3_len_reg + seq_cur_reg[15:0];
             udp_sum_reg   <= udp_const_reg + {udp_len_reg, 1'b0};
-        end else if (pos_reg <= 16'd14) begin
+        end else if (|at_pos_reg[14:1]) begin
             // signature check: CRC-32 over stream id, sequence number and TX stamp (14 bytes)
             check_crc_reg <= check_crc_next;
             sig_shift_reg <= {sig_shift_reg[103:0], 8'd0};
         end
-        case (pos_reg)
-            16'd1:  udp_sum_reg <= udp_sum_reg + frame_seq_reg[47:32];
-            16'd2:  udp_sum_reg <= udp_sum_reg + frame_seq_reg[31:16];
-            16'd3:  udp_sum_reg <= udp_sum_reg + frame_seq_reg[15:0];
-            16'd4:  udp_sum_reg <= udp_sum_reg + frame_ts_reg[47:32];
-            16'd5:  udp_sum_reg <= udp_sum_reg + frame_ts_reg[31:16];
-            16'd6:  udp_sum_reg <= udp_sum_reg + frame_ts_reg[15:0];
-            16'd15: udp_sum_reg <= udp_sum_reg + check_crc_reg[31:16];
-            16'd16: udp_sum_reg <= udp_sum_reg + check_crc_reg[15:0];
-            16'd17: udp_sum_reg <= udp_sum_reg[15:0] + udp_sum_reg[23:16];
-            16'd18: udp_sum_reg <= udp_sum_reg[15:0] + udp_sum_reg[23:16];
-            // an all-zero UDP checksum means "none"; its one's-complement twin 0xFFFF is sent instead
-            16'd19: udp_csum_reg <= (~udp_sum_reg[15:0] == 16'd0) ? 16'hFFFF : ~udp_sum_reg[15:0];
-            default: ;
-        endcase
-        case (pos_reg)
-            16'd1: ip_sum_reg <= ip_sum_reg[15:0] + ip_sum_reg[19:16];
-            16'd2: ip_sum_reg <= ip_sum_reg[15:0] + ip_sum_reg[19:16];
-            16'd3: ip_csum_reg <= ~ip_sum_reg[15:0];
-            default: ;
-        endcase
+        udp_frame_word_reg <= udp_word_of_pos;
+        udp_frame_add_reg <= |at_pos_reg[6:1] || |at_pos_reg[16:15];
+        if (udp_frame_add_reg)
+            udp_sum_reg <= udp_sum_reg + udp_frame_word_reg;
+        if (at_pos_reg[18] || at_pos_reg[19])
+            udp_sum_reg <= udp_sum_reg[15:0] + udp_sum_reg[23:16];
+        // an all-zero UDP checksum means "none"; its one's-complement twin 0xFFFF is sent instead
+        if (at_pos_reg[20])
+            udp_csum_reg <= (~udp_sum_reg[15:0] == 16'd0) ? 16'hFFFF : ~udp_sum_reg[15:0];
+        if (at_pos_reg[1] || at_pos_reg[2])
+            ip_sum_reg <= ip_sum_reg[15:0] + ip_sum_reg[19:16];
+        if (at_pos_reg[3])
+            ip_csum_reg <= ~ip_sum_reg[15:0];
     end
 end
 
@@ -364,28 +385,57 @@ end
 // stage A0: the byte at pos_reg, one candidate per header region, all registered
 // ---------------------------------------------------------------------------------------------
 // indices into the frame, the IP header, the UDP header and the signature, kept as counters that
-// step with pos_reg (no subtractor in the byte path); preset while not in a frame
+// step with pos_reg (no subtractor in the byte path); preset (negative) while not in a frame.
+// Every "index in [0, K)" test is a flag kept beside its counter: set when the counter steps from -1
+// to 0, cleared when it steps from K-1 to K, so no comparator sits in the byte path either.
 reg [15:0] d, r3, r4, rs;
+reg [15:0] data_end_reg;                    // data_len - 1
+reg d_lt6, d_lt12, d_lt14, d_lt16, d_lt18, d_lt_data, d_ge0;
+reg r3_lt8, r3_lt20, r3_lt24, r3_lt40, r4_lt8, rs_lt2, rs_lt8, rs_lt14, rs_lt18;
+
+function in_range(input flag, input [15:0] x, input [15:0] k);
+    in_range = x == 16'hFFFF ? 1'b1 : x == k - 16'd1 ? 1'b0 : flag;
+endfunction
+
 always @(posedge clk) begin
+    data_end_reg <= data_len_reg - 16'd1;
     if (state_reg == ST_FRAME && !frame_last_pos) begin
         d  <= d + 16'd1;
         r3 <= r3 + 16'd1;
         r4 <= r4 + 16'd1;
         rs <= rs + 16'd1;
+        d_ge0   <= d == 16'hFFFF ? 1'b1 : d_ge0;
+        d_lt6   <= in_range(d_lt6, d, 16'd6);
+        d_lt12  <= in_range(d_lt12, d, 16'd12);
+        d_lt14  <= in_range(d_lt14, d, 16'd14);
+        d_lt16  <= in_range(d_lt16, d, 16'd16);
+        d_lt18  <= in_range(d_lt18, d, 16'd18);
+        d_lt_data <= d == 16'hFFFF ? 1'b1 : d == data_end_reg ? 1'b0 : d_lt_data;
+        r3_lt8  <= in_range(r3_lt8, r3, 16'd8);
+        r3_lt20 <= in_range(r3_lt20, r3, 16'd20);
+        r3_lt24 <= in_range(r3_lt24, r3, 16'd24);
+        r3_lt40 <= in_range(r3_lt40, r3, 16'd40);
+        r4_lt8  <= in_range(r4_lt8, r4, 16'd8);
+        rs_lt2  <= in_range(rs_lt2, rs, 16'd2);
+        rs_lt8  <= in_range(rs_lt8, rs, 16'd8);
+        rs_lt14 <= in_range(rs_lt14, rs, 16'd14);
+        rs_lt18 <= in_range(rs_lt18, rs, 16'd18);
     end else begin
         d  <= -16'd8;
         r3 <= -16'd8 - l2_len_reg;
         r4 <= -16'd8 - udp_off_reg;
         rs <= -16'd8 - sig_off_reg;
+        {d_ge0, d_lt6, d_lt12, d_lt14, d_lt16, d_lt18, d_lt_data} <= 7'd0;
+        {r3_lt8, r3_lt20, r3_lt24, r3_lt40, r4_lt8, rs_lt2, rs_lt8, rs_lt14, rs_lt18} <= 9'd0;
     end
 end
 
-function [7:0] byte_of_128(input [127:0] v, input [15:0] i);
-    byte_of_128 = v[127 - 8*i[3:0] -: 8];
+function [7:0] byte_of_128(input [127:0] v, input [3:0] i);
+    byte_of_128 = v[127 - 8*i -: 8];
 endfunction
 
-function [7:0] byte_of_48(input [47:0] v, input [15:0] i);
-    byte_of_48 = v[47 - 8*i[2:0] -: 8];
+function [7:0] byte_of_48(input [47:0] v, input [2:0] i);
+    byte_of_48 = v[47 - 8*i -: 8];
 endfunction
 
 wire [1:0] check_idx = rs[1:0] - 2'd2;      // signature bytes 14..17 are the check, MSB first
@@ -396,12 +446,12 @@ reg       p_pre, p_sfd, p_data, p_fcs, p_en;
 reg [1:0] p_fcs_idx;
 
 always @(posedge clk) begin
-    f_mac <= d < 16'd12;
-    c_mac <= d < 16'd6 ? byte_of_48(dst_mac_reg, d) : byte_of_48(src_mac_reg, d - 16'd6);
+    f_mac <= d_lt12;
+    c_mac <= d_lt6 ? byte_of_48(dst_mac_reg, d[2:0]) : byte_of_48(src_mac_reg, d[2:0] - 3'd6);
 
     // 802.1Q tag (bytes 12..15 with a tag) and EtherType
-    f_l2 <= d < l2_len_reg;
-    if (d < l2_len_reg - 16'd2) begin
+    f_l2 <= vlan_en_reg ? d_lt18 : d_lt14;
+    if (vlan_en_reg ? d_lt16 : d_lt12) begin
         case (d[1:0])
             2'd0: c_l2 <= 8'h81;
             2'd1: c_l2 <= 8'h00;
@@ -412,7 +462,7 @@ always @(posedge clk) begin
         c_l2 <= d[0] ? ethertype_eff_reg[7:0] : ethertype_eff_reg[15:8];
     end
 
-    f_ip4 <= is_ipv4 && r3 < 16'd20;
+    f_ip4 <= is_ipv4 && r3_lt20;
     case (r3[4:0])
         5'd0:  c_ip4 <= 8'h45;
         5'd1:  c_ip4 <= tos_reg;
@@ -436,8 +486,9 @@ always @(posedge clk) begin
         default: c_ip4 <= dst_ip_reg[7:0];
     endcase
 
-    f_ip6 <= is_ipv6 && r3 < 16'd40;
-    if (r3 < 16'd8) begin
+    // the addresses start at byte 8 and 24: byte (r3 - 8) mod 16 of either is r3[3:0] ^ 8
+    f_ip6 <= is_ipv6 && r3_lt40;
+    if (r3_lt8) begin
         case (r3[2:0])
             3'd0: c_ip6 <= {4'h6, tos_reg[7:4]};
             3'd1: c_ip6 <= {tos_reg[3:0], 4'h0};
@@ -447,13 +498,13 @@ always @(posedge clk) begin
             3'd7: c_ip6 <= ttl_reg;
             default: c_ip6 <= 8'h00;        // flow label 0
         endcase
-    end else if (r3 < 16'd24) begin
-        c_ip6 <= byte_of_128(src_ip_reg, r3 - 16'd8);
+    end else if (r3_lt24) begin
+        c_ip6 <= byte_of_128(src_ip_reg, r3[3:0] ^ 4'd8);
     end else begin
-        c_ip6 <= byte_of_128(dst_ip_reg, r3 - 16'd24);
+        c_ip6 <= byte_of_128(dst_ip_reg, r3[3:0] ^ 4'd8);
     end
 
-    f_udp <= (is_ipv4 || is_ipv6) && r4 < 16'd8;
+    f_udp <= (is_ipv4 || is_ipv6) && r4_lt8;
     case (r4[2:0])
         3'd0: c_udp <= udp_src_reg[15:8];
         3'd1: c_udp <= udp_src_reg[7:0];
@@ -465,22 +516,22 @@ always @(posedge clk) begin
         default: c_udp <= udp_csum_reg[7:0];
     endcase
 
-    f_sig <= rs < 16'd18;
-    if (rs < 16'd2)
+    f_sig <= rs_lt18;
+    if (rs_lt2)
         c_sig <= rs[0] ? stream_reg[7:0] : stream_reg[15:8];
-    else if (rs < 16'd8)
-        c_sig <= byte_of_48(frame_seq_reg, rs - 16'd2);
-    else if (rs < 16'd14)
-        c_sig <= byte_of_48(frame_ts_reg, rs - 16'd8);
+    else if (rs_lt8)
+        c_sig <= byte_of_48(frame_seq_reg, rs[2:0] - 3'd2);
+    else if (rs_lt14)
+        c_sig <= byte_of_48(frame_ts_reg, rs[2:0]);
     else
         c_sig <= check_crc_reg[31 - 8*check_idx -: 8];
 
-    // what the position is: preamble, SFD, data or FCS
+    // what the position is: preamble (d = -8..-2), SFD (d = -1), data or FCS
     p_en <= state_reg == ST_FRAME;
-    p_pre <= pos_reg < 16'd7;
-    p_sfd <= pos_reg == 16'd7;
-    p_data <= pos_reg > 16'd7 && d < data_len_reg;
-    p_fcs <= pos_reg > 16'd7 && !(d < data_len_reg);
+    p_pre <= d[15] && d != 16'hFFFF;
+    p_sfd <= d == 16'hFFFF;
+    p_data <= d_lt_data;
+    p_fcs <= d_ge0 && !d_lt_data;
     p_fcs_idx <= d[1:0] - data_len_reg[1:0];
     if (rst)
         p_en <= 1'b0;

@@ -12,7 +12,7 @@
  * at the same edge.
  * ctl_snapshot latches everything at one clock edge, histogram included: the histogram engine sees
  * the snapshot as a marker in its queue right after the last update before the edge, and copies the
- * live bins to the readable bank (stat_hist_busy while copying, 66 clocks). ctl_clear with
+ * live bins to the readable bank (stat_hist_busy while copying, 67 clocks). ctl_clear with
  * ctl_snapshot gives an interval measurement with no frame missed or counted twice.
  */
 module fpgatest_latency_stats #(
@@ -42,8 +42,8 @@ module fpgatest_latency_stats #(
     output reg  [31:0]  stat_lat_min,        // smallest latency, 1/16 tick (0xFFFFFFFF when none)
     output reg  [31:0]  stat_lat_max,        // largest latency, 1/16 tick
     output reg  [31:0]  stat_lat_last,       // latency of the latest test frame, 1/16 tick
-    output reg  [79:0]  stat_lat_sum,        // sum of latencies, 1/16 tick
-    output reg  [127:0] stat_lat_sumsq,      // sum of squared latencies, (1/16 tick)^2
+    output wire [79:0]  stat_lat_sum,        // sum of latencies, 1/16 tick
+    output wire [127:0] stat_lat_sumsq,      // sum of squared latencies, (1/16 tick)^2
     output reg  [47:0]  stat_hist_count,     // snapshot count of bin cfg_hist_addr
     output wire         stat_hist_busy,      // histogram snapshot/clear still being copied
 
@@ -58,64 +58,72 @@ module fpgatest_latency_stats #(
     output wire         cnt_lat,             // a latency was added
     output wire         cnt_hist_below,      // ... below the histogram base
     output wire         cnt_hist_above,      // ... beyond bin 63
-    output reg          cnt_sample_dropped   // a sample did not fit in the FIFO
+    output reg          cnt_sample_dropped,  // a sample did not fit in the FIFO
+    output reg          cnt_stats_overrun    // a result came while the previous one was in work
 );
 
 // ---------------------------------------------------------------------------------------------
-// pipeline: square, histogram bin; every statistic updates at the last stage (v2) so they stay
-// consistent. No stage holds more than one carry chain or the 5-level bin shifter.
+// per result: the square by shift-and-add (one bit per clock, no multiplier block on the timing
+// path) and the histogram bin; every statistic updates at the end (v2) so they stay consistent.
+// Results come at least one minimum frame apart (>= 72 clocks), far more than the 34 clocks this
+// takes; a result that arrives while one is still in work is skipped and counted (cnt_stats_overrun).
 // ---------------------------------------------------------------------------------------------
-reg        v1_reg, va_reg, vb_reg, v2_reg;
-reg [31:0] lat1_reg, lata_reg, latb_reg, lat2_reg;
-reg [47:0] seq1_reg, seqa_reg, seqb_reg, seq2_reg;
-reg [63:0] rx1_reg, rxa_reg, rxb_reg, rx2_reg;
-reg [31:0] p_hh_reg, p_hl_reg, p_ll_reg, p_hh_a_reg;
-reg [48:0] s_a_reg;
-reg [63:0] sqb_reg, sq2_reg;
-reg [32:0] rel_a_reg;
-reg        below_b_reg, below, above;
-reg [31:0] binw_b_reg;
+reg        busy_reg, v2_reg;
+reg [5:0]  step_reg;
+reg [31:0] lat1_reg, lat2_reg;
+reg [47:0] seq1_reg, seq2_reg;
+reg [63:0] rx1_reg, rx2_reg;
+reg [63:0] sq_acc_reg, sq_m_reg, sq2_reg;
+reg [31:0] sq_q_reg;
+reg [32:0] rel_reg;
+reg        below, above;
+reg [31:0] binw_reg;
 reg [5:0]  bin;
 
 always @(posedge clk) begin
-    v1_reg <= res_valid;
-    lat1_reg <= res_latency;
-    seq1_reg <= res_seq;
-    rx1_reg <= res_rx_tick;
-    p_hh_reg <= res_latency[31:16] * res_latency[31:16];
-    p_hl_reg <= res_latency[31:16] * res_latency[15:0];
-    p_ll_reg <= res_latency[15:0] * res_latency[15:0];
-
-    va_reg <= v1_reg;
-    lata_reg <= lat1_reg;
-    seqa_reg <= seq1_reg;
-    rxa_reg <= rx1_reg;
-    p_hh_a_reg <= p_hh_reg;
-    s_a_reg <= {p_hl_reg, 17'd0} + {17'd0, p_ll_reg};
-    rel_a_reg <= {1'b0, lat1_reg} - {1'b0, cfg_hist_base};
-
-    vb_reg <= va_reg;
-    latb_reg <= lata_reg;
-    seqb_reg <= seqa_reg;
-    rxb_reg <= rxa_reg;
-    sqb_reg <= {p_hh_a_reg, 32'd0} + {15'd0, s_a_reg};
-    below_b_reg <= rel_a_reg[32];
-    binw_b_reg <= rel_a_reg[31:0] >> cfg_hist_shift;
-
-    v2_reg <= vb_reg;
-    lat2_reg <= latb_reg;
-    seq2_reg <= seqb_reg;
-    rx2_reg <= rxb_reg;
-    sq2_reg <= sqb_reg;
-    below <= below_b_reg;
-    above <= !below_b_reg && binw_b_reg[31:6] != 0;
-    bin <= binw_b_reg[5:0];
+    v2_reg <= 1'b0;
+    cnt_stats_overrun <= res_valid && busy_reg;
+    if (res_valid && !busy_reg) begin
+        busy_reg <= 1'b1;
+        step_reg <= 6'd0;
+        lat1_reg <= res_latency;
+        seq1_reg <= res_seq;
+        rx1_reg <= res_rx_tick;
+        sq_acc_reg <= 64'd0;
+        sq_m_reg <= {32'd0, res_latency};
+        sq_q_reg <= res_latency;
+    end
+    if (busy_reg) begin
+        step_reg <= step_reg + 6'd1;
+        if (step_reg < 6'd32) begin
+            sq_acc_reg <= sq_acc_reg + (sq_q_reg[0] ? sq_m_reg : 64'd0);
+            sq_m_reg <= {sq_m_reg[62:0], 1'b0};
+            sq_q_reg <= {1'b0, sq_q_reg[31:1]};
+        end
+        // the bin, one step per clock meanwhile
+        if (step_reg == 6'd0)
+            rel_reg <= {1'b0, lat1_reg} - {1'b0, cfg_hist_base};
+        if (step_reg == 6'd1)
+            binw_reg <= rel_reg[31:0] >> cfg_hist_shift;
+        if (step_reg == 6'd2) begin
+            below <= rel_reg[32];
+            above <= !rel_reg[32] && binw_reg[31:6] != 0;
+            bin <= binw_reg[5:0];
+        end
+        if (step_reg == 6'd33) begin
+            busy_reg <= 1'b0;
+            v2_reg <= 1'b1;
+            lat2_reg <= lat1_reg;
+            seq2_reg <= seq1_reg;
+            rx2_reg <= rx1_reg;
+            sq2_reg <= sq_acc_reg;
+        end
+    end
 
     if (rst) begin
-        v1_reg <= 1'b0;
-        va_reg <= 1'b0;
-        vb_reg <= 1'b0;
+        busy_reg <= 1'b0;
         v2_reg <= 1'b0;
+        cnt_stats_overrun <= 1'b0;
     end
 end
 
@@ -127,25 +135,16 @@ assign cnt_hist_above = v2_reg && above;
 // scalar statistics
 // ---------------------------------------------------------------------------------------------
 reg [31:0]  min_reg, max_reg, last_reg;
-reg [79:0]  sum_reg;
-reg [127:0] sumsq_reg;
-
 reg [31:0]  min_next, max_next, last_next;
-reg [79:0]  sum_next;
-reg [127:0] sumsq_next;
 
 always @* begin
     min_next = min_reg;
     max_next = max_reg;
     last_next = last_reg;
-    sum_next = sum_reg;
-    sumsq_next = sumsq_reg;
     if (v2_reg) begin
         if (lat2_reg < min_reg) min_next = lat2_reg;
         if (lat2_reg > max_reg) max_next = lat2_reg;
         last_next = lat2_reg;
-        sum_next = sum_reg + {48'd0, lat2_reg};
-        sumsq_next = sumsq_reg + {64'd0, sq2_reg};
     end
 end
 
@@ -153,52 +152,54 @@ always @(posedge clk) begin
     min_reg <= min_next;
     max_reg <= max_next;
     last_reg <= last_next;
-    sum_reg <= sum_next;
-    sumsq_reg <= sumsq_next;
 
     if (ctl_snapshot) begin
         stat_lat_min <= min_next;
         stat_lat_max <= max_next;
         stat_lat_last <= last_next;
-        stat_lat_sum <= sum_next;
-        stat_lat_sumsq <= sumsq_next;
     end
 
     if (ctl_clear || rst) begin
         min_reg <= 32'hFFFFFFFF;
         max_reg <= 32'd0;
         last_reg <= 32'd0;
-        sum_reg <= 80'd0;
-        sumsq_reg <= 128'd0;
     end
     if (rst) begin
         stat_lat_min <= 32'hFFFFFFFF;
         stat_lat_max <= 32'd0;
         stat_lat_last <= 32'd0;
-        stat_lat_sum <= 80'd0;
-        stat_lat_sumsq <= 128'd0;
     end
 end
+
+// the sums: no clock carries more than 64 bits (their snapshot is complete one clock later)
+fpgatest_acc #(.W(80), .L(40)) sum_inst (
+    .clk(clk), .rst(rst), .add(v2_reg), .amount({8'd0, lat2_reg}),
+    .ctl_snapshot(ctl_snapshot), .ctl_clear(ctl_clear), .stat(stat_lat_sum));
+fpgatest_acc #(.W(128), .L(64)) sumsq_inst (
+    .clk(clk), .rst(rst), .add(v2_reg), .amount(sq2_reg),
+    .ctl_snapshot(ctl_snapshot), .ctl_clear(ctl_clear), .stat(stat_lat_sumsq));
 
 // ---------------------------------------------------------------------------------------------
 // histogram: queue of {update, bin, snapshot, clear}, one engine, live and readable banks
 // ---------------------------------------------------------------------------------------------
 localparam QW = 1 + 6 + 1 + 1;
+(* ram_style = "logic" *)
 reg  [QW-1:0] queue_mem [0:7];
 reg  [3:0]    q_wr_reg, q_rd_reg;
 wire          q_empty = q_wr_reg == q_rd_reg;
 wire          q_push = (v2_reg && !below && !above) || ctl_snapshot || ctl_clear;
 
-reg  [47:0]   live_mem [0:63];
+// both banks in block RAM
+(* ram_style = "block" *)
 reg  [47:0]   shadow_mem [0:63];
 
-localparam [2:0] H_IDLE = 3'd0, H_READ = 3'd1, H_ADD = 3'd2, H_WRITE = 3'd3, H_COPY = 3'd4;
+localparam [2:0] H_IDLE = 3'd0, H_READ = 3'd1, H_HOLD = 3'd2, H_ADD = 3'd3, H_WRITE = 3'd4, H_COPY = 3'd5;
 reg  [2:0]    h_state_reg;
-reg  [47:0]   h_inc_reg;           // the bin's count + 1 (block RAM output registered first)
+reg  [47:0]   h_inc_reg;           // the bin's count + 1
 reg  [QW-1:0] h_entry_reg;
-reg  [6:0]    h_addr_reg;          // copy address, one ahead of the write
-reg  [5:0]    h_wr_addr_reg;
-reg           h_wr_pending_reg;
+reg  [6:0]    h_addr_reg;          // copy: read address, two ahead of the shadow write
+reg  [5:0]    h_wr_addr_reg, h_wr_addr2_reg;
+reg           h_wr_pending_reg, h_wr_pending2_reg;
 
 wire          e_update = h_entry_reg[8];
 wire [5:0]    e_bin    = h_entry_reg[7:2];
@@ -207,12 +208,16 @@ wire          e_clear  = h_entry_reg[0];
 
 // the live bank has one read and one write port, both synchronous, so it maps to block RAM
 wire [5:0]    live_rd_addr = h_state_reg == H_COPY ? h_addr_reg[5:0] : e_bin;
-reg  [47:0]   live_rd_data;
+wire [47:0]   live_rd_q;           // live bin read two clocks ago
 reg           live_we;
 reg  [5:0]    live_wr_addr;
 reg  [47:0]   live_wr_data;
 
 assign stat_hist_busy = !q_empty || h_state_reg != H_IDLE;
+
+fpgatest_bram #(.WIDTH(48), .DEPTH_LOG2(6)) live_mem (
+    .clk(clk), .we(live_we), .waddr(live_wr_addr), .wdata(live_wr_data),
+    .raddr(live_rd_addr), .rdata(live_rd_q));
 
 always @* begin
     live_we = 1'b0;
@@ -228,10 +233,6 @@ always @* begin
 end
 
 always @(posedge clk) begin
-    live_rd_data <= live_mem[live_rd_addr];
-    if (live_we)
-        live_mem[live_wr_addr] <= live_wr_data;
-
     if (q_push) begin
         queue_mem[q_wr_reg[2:0]] <= {v2_reg && !below && !above, bin, ctl_snapshot, ctl_clear};
         q_wr_reg <= q_wr_reg + 4'd1;
@@ -246,28 +247,34 @@ always @(posedge clk) begin
             end
         end
         H_READ: begin
-            // the bin's count arrives in live_rd_data next clock
+            // the bin's count is in live_rd_q two clocks later
+            h_state_reg <= H_HOLD;
+        end
+        H_HOLD: begin
             h_state_reg <= H_ADD;
         end
         H_ADD: begin
-            h_inc_reg <= live_rd_data + 48'd1;
+            h_inc_reg <= live_rd_q + 48'd1;
             h_state_reg <= H_WRITE;
         end
         H_WRITE: begin
             h_addr_reg <= 7'd0;
             h_wr_pending_reg <= 1'b0;
+            h_wr_pending2_reg <= 1'b0;
             h_state_reg <= (e_snap || e_clear) ? H_COPY : H_IDLE;
         end
         H_COPY: begin
-            // read bin h_addr, write it one clock later
+            // read bin h_addr; clear it one clock later, copy it to the shadow bank two clocks later
             if (h_addr_reg < 7'd64) begin
                 h_wr_addr_reg <= h_addr_reg[5:0];
                 h_addr_reg <= h_addr_reg + 7'd1;
             end
             h_wr_pending_reg <= h_addr_reg < 7'd64;
-            if (h_wr_pending_reg && e_snap)
-                shadow_mem[h_wr_addr_reg] <= live_rd_data;
-            if (h_addr_reg == 7'd64 && !h_wr_pending_reg)
+            h_wr_addr2_reg <= h_wr_addr_reg;
+            h_wr_pending2_reg <= h_wr_pending_reg;
+            if (h_wr_pending2_reg && e_snap)
+                shadow_mem[h_wr_addr2_reg] <= live_rd_q;
+            if (h_addr_reg == 7'd64 && !h_wr_pending_reg && !h_wr_pending2_reg)
                 h_state_reg <= H_IDLE;
         end
         default: h_state_reg <= H_IDLE;
@@ -286,7 +293,6 @@ end
 integer i;
 initial begin
     for (i = 0; i < 64; i = i + 1) begin
-        live_mem[i] = 48'd0;
         shadow_mem[i] = 48'd0;
     end
 end
@@ -299,7 +305,12 @@ reg  [143:0] sample_mem [0:(1<<SA)-1];
 reg  [SA:0]  s_wr_reg, s_rd_reg;
 reg  [31:0]  s_div_reg;
 wire [SA:0]  s_level = s_wr_reg - s_rd_reg;
-wire         s_full = s_level[SA];
+reg          s_full_reg;           // the FIFO was full at the last edge ...
+reg          s_popped_reg;         // ... unless a sample left it at that edge
+wire         s_full = s_full_reg && !s_popped_reg;   // exact: samples come >= 2 clocks apart
+reg          s_nonempty_reg;       // the FIFO held a sample at the last edge ...
+wire         s_can_pop = s_nonempty_reg && !s_popped_reg; // ... and none left at it (a pop in the
+                                   // clock after a push or a pop reports no sample: pop again)
 reg          s_due_reg;            // the next latency is a sample (worked out between frames)
 wire         s_take = v2_reg && s_due_reg;
 
@@ -316,9 +327,12 @@ always @(posedge clk) begin
         end
     end
 
+    s_full_reg <= s_level[SA];
+    s_nonempty_reg <= s_level != 0;
+    s_popped_reg <= ctl_sample_pop && s_can_pop;
     if (ctl_sample_pop) begin
-        stat_sample_valid <= s_level != 0;
-        if (s_level != 0) begin
+        stat_sample_valid <= s_can_pop;
+        if (s_can_pop) begin
             {stat_sample_seq, stat_sample_rx_tick, stat_sample_latency} <= sample_mem[s_rd_reg[SA-1:0]];
             s_rd_reg <= s_rd_reg + 1'b1;
         end
@@ -329,6 +343,9 @@ always @(posedge clk) begin
         s_wr_reg <= 0;
         s_rd_reg <= 0;
         s_div_reg <= 32'd0;
+        s_full_reg <= 1'b0;
+        s_popped_reg <= 1'b0;
+        s_nonempty_reg <= 1'b0;
         cnt_sample_dropped <= 1'b0;
         stat_sample_valid <= 1'b0;
     end

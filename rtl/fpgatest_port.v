@@ -36,6 +36,7 @@
  *   19  seq_input_dropped  sequence numbers lost to a full tracker queue
  *   20  seq_event_dropped  loss events lost to a full event FIFO
  *   21  rx_fifo_overflow   frames damaged by a full RX clock-crossing FIFO
+ *   22  lat_overrun        latencies skipped: a result came while the statistics were busy
  */
 module fpgatest_port #(
     parameter WITH_TX = 1,   // 0: no generator (its outputs read 0)
@@ -161,7 +162,7 @@ wire        chk_cnt_lat_clamped;
 wire        st_cnt_lat;
 wire        st_cnt_hist_below;
 wire        st_cnt_hist_above;
-wire        st_cnt_sample_dropped;
+wire        st_cnt_sample_dropped, st_cnt_stats_overrun;
 wire        trk_cnt_received;
 wire        trk_cnt_late;
 wire        trk_cnt_duplicate;
@@ -300,7 +301,8 @@ if (WITH_RX) begin : rx
         .cnt_lat             (st_cnt_lat),
         .cnt_hist_below      (st_cnt_hist_below),
         .cnt_hist_above      (st_cnt_hist_above),
-        .cnt_sample_dropped  (st_cnt_sample_dropped)
+        .cnt_sample_dropped  (st_cnt_sample_dropped),
+        .cnt_stats_overrun   (st_cnt_stats_overrun)
     );
 
     fpgatest_seq_tracker tracker_inst (
@@ -356,6 +358,7 @@ end else begin : no_rx
     assign st_cnt_hist_below = 0;
     assign st_cnt_hist_above = 0;
     assign st_cnt_sample_dropped = 0;
+    assign st_cnt_stats_overrun = 0;
     assign stat_seq_lost = 0;
     assign stat_seq_first_seq = 0;
     assign stat_seq_highest_seq = 0;
@@ -376,17 +379,18 @@ end
 endgenerate
 
 // event counters, numbered as in the table above (bit/slice i = counter i)
-localparam N_COUNTERS = 22;
+localparam N_COUNTERS = 23;
 
 fpgatest_counters #(
     .N         (N_COUNTERS),
     .PENDING_W (16),
-    .WIDE_MASK (22'b0000000000000000001010)  // tx_bytes, rx_bytes
+    .WIDE_MASK (23'b00000000000000000001010)  // tx_bytes, rx_bytes
 ) counters_inst (
     .clk          (clk),
     .rst          (rst),
-    .inc_valid    ({cdc_cnt_overflow, trk_cnt_event_dropped, trk_cnt_input_dropped, trk_cnt_stale, trk_cnt_duplicate, trk_cnt_late, trk_cnt_received, st_cnt_sample_dropped, st_cnt_hist_above, st_cnt_hist_below, st_cnt_lat, chk_cnt_lat_clamped, chk_cnt_other_stream, chk_cnt_foreign, chk_cnt_giant, chk_cnt_runt, chk_cnt_fcs_error, chk_cnt_test, chk_cnt_rx_frame, chk_cnt_rx_frame, gen_cnt_tx_frame, gen_cnt_tx_frame}),
+    .inc_valid    ({st_cnt_stats_overrun, cdc_cnt_overflow, trk_cnt_event_dropped, trk_cnt_input_dropped, trk_cnt_stale, trk_cnt_duplicate, trk_cnt_late, trk_cnt_received, st_cnt_sample_dropped, st_cnt_hist_above, st_cnt_hist_below, st_cnt_lat, chk_cnt_lat_clamped, chk_cnt_other_stream, chk_cnt_foreign, chk_cnt_giant, chk_cnt_runt, chk_cnt_fcs_error, chk_cnt_test, chk_cnt_rx_frame, chk_cnt_rx_frame, gen_cnt_tx_frame, gen_cnt_tx_frame}),
     .inc_amount   ({16'd1,
+                      16'd1,
                       16'd1,
                       16'd1,
                       16'd1,

@@ -58,26 +58,38 @@ module fpgatest_seq_tracker #(
     output reg          cnt_event_dropped    // the event FIFO was full
 );
 
-initial if (WINDOW_LOG2 < 6 || WINDOW_LOG2 > 16) $error("fpgatest_seq_tracker: WINDOW_LOG2 out of range");
+initial if (WINDOW_LOG2 < 6 || WINDOW_LOG2 > 15) $error("fpgatest_seq_tracker: WINDOW_LOG2 out of range");
 
 localparam        WORDS  = 1 << (WINDOW_LOG2 - 5);
 localparam [47:0] WINDOW = 48'd1 << WINDOW_LOG2;
 
 // ---------------------------------------------------------------------------------------------
-// input queue
+// input queue (block RAM; its output is registered twice, so the head is known two clocks after
+// the read pointer or the write settle)
 // ---------------------------------------------------------------------------------------------
-(* ram_style = "distributed" *)
-reg  [47:0] in_mem [0:63];                   // LUT RAM: its read feeds a 48-bit subtractor in the same clock
 reg  [6:0]  in_wr_reg, in_rd_reg;
+reg  [6:0]  in_wr_d1_reg, in_wr_d2_reg;  // the write pointer as the head register sees it
+reg  [1:0]  in_rd_age_reg;               // clocks since the read pointer moved (saturates at 2)
+wire [47:0] head_reg;                    // in_mem[in_rd] as of two clocks ago
 wire        in_empty = in_wr_reg == in_rd_reg;
 wire        in_full = (in_wr_reg - in_rd_reg) == 7'd64;
-wire [47:0] head = in_mem[in_rd_reg[5:0]];
+wire        head_ready = in_rd_age_reg == 2'd2;                  // head_reg shows slot in_rd
+wire        head_valid = head_ready && in_wr_d2_reg != in_rd_reg; // ... and that slot was written
 reg         in_pop;
+
+fpgatest_bram #(.WIDTH(48), .DEPTH_LOG2(6)) in_mem (
+    .clk(clk), .we(in_valid && !in_full), .waddr(in_wr_reg[5:0]), .wdata(in_seq),
+    .raddr(in_rd_reg[5:0]), .rdata(head_reg));
 
 // ---------------------------------------------------------------------------------------------
 // window state
 // ---------------------------------------------------------------------------------------------
-reg  [31:0] bitmap [0:WORDS-1];
+// the bitmap in block RAM, one copy per read port (head word, oldest word); the words read with
+// the addresses of P_GATHER are there in P_DECIDE
+reg         bm_we;
+reg  [WINDOW_LOG2-6:0] bm_waddr;
+reg  [31:0] bm_wdata;
+wire [31:0] head_word_val, old_word_val;
 reg  [47:0] oldest_reg, highest_reg, first_reg;
 reg         started_reg;
 reg  [63:0] lost_reg;
@@ -91,16 +103,18 @@ reg  [1:0]  t_state_reg;
 reg  [WINDOW_LOG2-5:0] clear_idx_reg;
 
 
-// Each step takes three clocks so that no clock holds more than one 48-bit carry chain:
-//   P_GATHER registers the head, its distances to the window and the two bitmap words,
-//   P_DECIDE registers the decisions, P_ACT changes the state (the only phase that does).
-localparam [1:0] P_GATHER = 2'd0, P_DECIDE = 2'd1, P_ACT = 2'd2;
-reg  [1:0]  phase_reg;
+// Each step takes five clocks so that no clock holds more than one 48-bit carry chain and every
+// block RAM output is registered before logic:
+//   P_GATHER registers the head, its distances to the window (the bitmap words are being read),
+//   P_HOLD registers the decisions on distances (the words leave the block RAMs),
+//   P_DECIDE registers the decisions on the words, P_PLAN how far the window moves,
+//   P_ACT changes the state (the only phase that does).
+localparam [2:0] P_GATHER = 3'd0, P_HOLD = 3'd1, P_DECIDE = 3'd2, P_PLAN = 3'd3, P_ACT = 3'd4;
+reg  [2:0]  phase_reg;
 
 
 reg  [47:0] h_reg, d_old_reg, d_old_m_reg, d_high_reg, to_highest_reg;
 reg  [47:0] oldest_w_reg;          // oldest_reg + WINDOW - 1, kept in step with it
-reg  [31:0] head_word_val_reg, old_word_val_reg;
 reg         have_head_reg;
 
 wire [WINDOW_LOG2-6:0] head_word = h_reg[WINDOW_LOG2-1:5];
@@ -108,17 +122,26 @@ wire [4:0]  head_bit = h_reg[4:0];
 wire [WINDOW_LOG2-6:0] old_word = oldest_reg[WINDOW_LOG2-1:5];
 wire [4:0]  old_bit = oldest_reg[4:0];
 
-// decisions (P_DECIDE, from registered distances)
-reg         head_stale_reg, head_new_reg, head_seen_reg, need_slide_reg, flushing_reg, whole_word_reg;
-reg         window_empty_reg, flush_close_reg;
+// decisions on distances (P_HOLD)
+reg         head_stale_reg, head_new_reg, need_slide_reg, flushing_reg, window_empty_reg, flush_close_reg;
 reg  [47:0] to_target_reg;
+reg         to_target_ge32_reg, to_highest_ge32_reg;
+reg  [47:0] h_p1_reg, h_w_reg;     // h + 1, h + WINDOW - 1
 
 wire        head_stale = d_old_reg[47];
 wire        head_inside = !d_old_reg[47] && d_old_reg[47:WINDOW_LOG2] == 0;
 // a far-ahead head needs oldest = head - WINDOW + 1; an idle flush needs oldest = highest
 wire        need_slide = started_reg && have_head_reg && !head_stale && !head_inside;
 wire        flushing = started_reg && !have_head_reg && flush_req_reg && to_highest_reg != 48'd0;
-wire [47:0] to_target = need_slide ? d_old_m_reg : to_highest_reg;
+
+// decisions on the words (P_DECIDE)
+reg         head_seen_reg, old_seen_reg, whole_word_reg, old_zero_reg, old_ones_reg;
+reg         lose_whole_reg, keep_whole_reg;   // (P_PLAN)
+reg  [31:0] old_cleared_reg, head_marked_reg;   // the bitmap words to write
+reg  [47:0] adv_reg;               // how far oldest moves when the window slides
+wire        old_zero = old_word_val == 32'd0;
+wire        old_ones = old_word_val == 32'hFFFFFFFF;
+wire        whole_word = old_bit == 5'd0 && to_target_ge32_reg && to_highest_ge32_reg;
 
 // event FIFO
 localparam EA = EVENT_DEPTH_LOG2;
@@ -128,18 +151,49 @@ wire [EA:0] ev_level = ev_wr_reg - ev_rd_reg;
 reg         ev_push;
 reg  [79:0] ev_data;
 reg         ev_push_q;            // the event is written one clock after the step that closed it
+reg         ev_full_reg, ev_nonempty_reg, ev_popped_reg;
+wire        ev_can_pop = ev_nonempty_reg && !ev_popped_reg;
 reg  [79:0] ev_data_q;
-reg         old_seen_reg;         // the oldest number's bit, picked out while deciding
-reg         old_zero_reg, old_ones_reg;
-reg  [31:0] old_cleared_reg, head_marked_reg;   // the bitmap words to write, prepared while deciding
 
 reg         lose_en;               // this clock retires lose_n never-seen numbers from oldest
 reg  [47:0] lose_n;
 reg         lose_en_q;
 reg  [47:0] lose_n_q, lose_at_q;
-wire [47:0] run_sum = {16'd0, run_len_reg} + lose_n_q;
+reg         lose_en_q2;
+reg  [47:0] run_sum_reg;           // the open run's length plus the numbers just retired
+wire [47:0] oldest_adv = oldest_reg + adv_reg;
+wire [47:0] oldest_w_adv = oldest_w_reg + adv_reg;
 
-assign stat_busy = !in_empty || flush_req_reg || t_state_reg != T_RUN || phase_reg != P_GATHER || lose_en_q || ev_push_q;
+// the bitmap write of this clock: the act's (old word retired or head word marked) or the clear's
+always @* begin
+    bm_we = 1'b0;
+    bm_waddr = old_word;
+    bm_wdata = old_cleared_reg;
+    if (t_state_reg == T_CLEAR) begin
+        bm_we = 1'b1;
+        bm_waddr = clear_idx_reg[WINDOW_LOG2-6:0];
+        bm_wdata = 32'd0;
+    end else if (t_state_reg == T_RUN && phase_reg == P_ACT) begin
+        if (need_slide_reg || flushing_reg) begin
+            bm_we = !window_empty_reg && !lose_whole_reg;
+            if (keep_whole_reg)
+                bm_wdata = 32'd0;
+        end else if (have_head_reg) begin
+            bm_waddr = head_word;
+            bm_wdata = head_marked_reg;
+            bm_we = !started_reg || (!head_stale_reg && (head_new_reg || !head_seen_reg));
+        end
+    end
+end
+
+fpgatest_bram #(.WIDTH(32), .DEPTH_LOG2(WINDOW_LOG2-5)) bitmap_head (
+    .clk(clk), .we(bm_we), .waddr(bm_waddr), .wdata(bm_wdata),
+    .raddr(head_reg[WINDOW_LOG2-1:5]), .rdata(head_word_val));
+fpgatest_bram #(.WIDTH(32), .DEPTH_LOG2(WINDOW_LOG2-5)) bitmap_old (
+    .clk(clk), .we(bm_we), .waddr(bm_waddr), .wdata(bm_wdata),
+    .raddr(old_word), .rdata(old_word_val));
+
+assign stat_busy = !in_empty || flush_req_reg || t_state_reg != T_RUN || phase_reg != P_GATHER || lose_en_q || lose_en_q2 || ev_push_q;
 
 always @(posedge clk) begin
     in_pop = 1'b0;
@@ -151,17 +205,20 @@ always @(posedge clk) begin
     cnt_input_dropped <= 1'b0;
     cnt_event_dropped <= 1'b0;
     lose_en = 1'b0;
-    lose_n = 48'd0;
+    lose_n = adv_reg;
     ev_data = {run_first_reg, run_len_reg};
 
     if (in_valid) begin
         if (in_full) begin
             cnt_input_dropped <= 1'b1;
         end else begin
-            in_mem[in_wr_reg[5:0]] <= in_seq;
             in_wr_reg <= in_wr_reg + 7'd1;
         end
     end
+    in_wr_d1_reg <= in_wr_reg;
+    in_wr_d2_reg <= in_wr_d1_reg;
+    if (in_rd_age_reg != 2'd2)
+        in_rd_age_reg <= in_rd_age_reg + 2'd1;
     if (ctl_flush)
         flush_req_reg <= 1'b1;
 
@@ -169,65 +226,71 @@ always @(posedge clk) begin
         T_RUN: begin
             case (phase_reg)
                 P_GATHER: begin
-                    have_head_reg <= !in_empty;
-                    h_reg <= head;
-                    d_old_reg <= head - oldest_reg;
-                    d_old_m_reg <= head - oldest_w_reg;   // distance past the window's end
-                    d_high_reg <= head - highest_reg;
-                    to_highest_reg <= highest_reg - oldest_reg;
-                    head_word_val_reg <= bitmap[head[WINDOW_LOG2-1:5]];
-                    old_word_val_reg <= bitmap[old_word];
+                    // wait for the head register after a pop; without a head only a flush has work
+                    // (idle, the phases stand still, so stat_busy means work)
+                    if (head_ready && (head_valid || flush_req_reg)) begin
+                        have_head_reg <= head_valid;
+                        h_reg <= head_reg;
+                        d_old_reg <= head_reg - oldest_reg;
+                        d_old_m_reg <= head_reg - oldest_w_reg;   // distance past the window's end
+                        d_high_reg <= head_reg - highest_reg;
+                        to_highest_reg <= highest_reg - oldest_reg;
+                        phase_reg <= P_HOLD;
+                    end
+                end
+                P_HOLD: begin
+                    head_stale_reg <= head_stale;
+                    head_new_reg <= !d_high_reg[47];
+                    need_slide_reg <= need_slide;
+                    flushing_reg <= flushing;
+                    to_target_reg <= need_slide ? d_old_m_reg : to_highest_reg;
+                    to_target_ge32_reg <= need_slide ? d_old_m_reg[47:5] != 0 : to_highest_reg[47:5] != 0;
+                    to_highest_ge32_reg <= to_highest_reg[47:5] != 0;
+                    window_empty_reg <= to_highest_reg == 48'd0;
+                    flush_close_reg <= !have_head_reg && flush_req_reg && !flushing;
+                    h_p1_reg <= h_reg + 48'd1;
+                    h_w_reg <= h_reg + (WINDOW - 48'd1);
                     phase_reg <= P_DECIDE;
                 end
                 P_DECIDE: begin
-                    head_stale_reg <= head_stale;
-                    head_new_reg <= !d_high_reg[47];
-                    head_seen_reg <= head_word_val_reg[head_bit];
-                    need_slide_reg <= need_slide;
-                    flushing_reg <= flushing;
-                    to_target_reg <= to_target;
-                    window_empty_reg <= to_highest_reg == 48'd0;
-                    old_seen_reg <= old_word_val_reg[old_bit];
-                    old_zero_reg <= old_word_val_reg == 32'd0;
-                    old_ones_reg <= old_word_val_reg == 32'hFFFFFFFF;
-                    old_cleared_reg <= old_word_val_reg & ~(32'd1 << old_bit);
-                    head_marked_reg <= head_word_val_reg | (32'd1 << head_bit);
-                    flush_close_reg <= !have_head_reg && flush_req_reg && !flushing;
-                    whole_word_reg <= old_bit == 5'd0 && to_target[47:5] != 0 && to_highest_reg[47:5] != 0;
+                    head_seen_reg <= head_word_val[head_bit];
+                    old_seen_reg <= old_word_val[old_bit];
+                    whole_word_reg <= whole_word;
+                    old_zero_reg <= old_zero;
+                    old_ones_reg <= old_ones;
+                    old_cleared_reg <= old_word_val & ~(32'd1 << old_bit);
+                    head_marked_reg <= head_word_val | (32'd1 << head_bit);
+                    phase_reg <= P_PLAN;
+                end
+                P_PLAN: begin
+                    lose_whole_reg <= whole_word_reg && old_zero_reg;
+                    keep_whole_reg <= whole_word_reg && old_ones_reg;
+                    adv_reg <= window_empty_reg ? to_target_reg
+                             : whole_word_reg && (old_zero_reg || old_ones_reg) ? 48'd32 : 48'd1;
                     phase_reg <= P_ACT;
                 end
                 default: begin
                     phase_reg <= P_GATHER;
                     if (need_slide_reg || flushing_reg) begin
+                        // retire adv numbers from oldest
+                        oldest_reg <= oldest_adv;
+                        oldest_w_reg <= oldest_w_adv;
                         if (window_empty_reg) begin
                             // nothing pending in the window: everything up to the target was never seen
                             lose_en = 1'b1;
-                            lose_n = to_target_reg;
-                            oldest_reg <= oldest_reg + to_target_reg;
-                            oldest_w_reg <= oldest_w_reg + to_target_reg;
-                            highest_reg <= oldest_reg + to_target_reg;
-                        end else if (whole_word_reg && old_zero_reg) begin
+                            highest_reg <= oldest_adv;
+                        end else if (lose_whole_reg) begin
                             lose_en = 1'b1;
-                            lose_n = 48'd32;
-                            oldest_reg <= oldest_reg + 48'd32;
-                            oldest_w_reg <= oldest_w_reg + 48'd32;
-                        end else if (whole_word_reg && old_ones_reg) begin
+                        end else if (keep_whole_reg) begin
                             ev_push = run_open_reg;
                             run_open_reg <= 1'b0;
-                            bitmap[old_word] <= 32'd0;
-                            oldest_reg <= oldest_reg + 48'd32;
-                            oldest_w_reg <= oldest_w_reg + 48'd32;
                         end else begin
                             if (old_seen_reg) begin
                                 ev_push = run_open_reg;
                                 run_open_reg <= 1'b0;
                             end else begin
                                 lose_en = 1'b1;
-                                lose_n = 48'd1;
                             end
-                            bitmap[old_word] <= old_cleared_reg;
-                            oldest_reg <= oldest_reg + 48'd1;
-                            oldest_w_reg <= oldest_w_reg + 48'd1;
                         end
                     end else if (have_head_reg) begin
                         in_pop = 1'b1;
@@ -235,22 +298,19 @@ always @(posedge clk) begin
                             started_reg <= 1'b1;
                             first_reg <= h_reg;
                             oldest_reg <= h_reg;
-                            oldest_w_reg <= h_reg + (WINDOW - 48'd1);
-                            highest_reg <= h_reg + 48'd1;
+                            oldest_w_reg <= h_w_reg;
+                            highest_reg <= h_p1_reg;
                             cnt_received <= 1'b1;
-                            bitmap[head_word] <= head_marked_reg;
                         end else if (head_stale_reg) begin
                             cnt_stale <= 1'b1;
                         end else if (head_new_reg) begin
-                            highest_reg <= h_reg + 48'd1;
+                            highest_reg <= h_p1_reg;
                             cnt_received <= 1'b1;
-                            bitmap[head_word] <= head_marked_reg;
                         end else if (head_seen_reg) begin
                             cnt_duplicate <= 1'b1;
                         end else begin
                             cnt_late <= 1'b1;
                             cnt_received <= 1'b1;
-                            bitmap[head_word] <= head_marked_reg;
                         end
                     end else if (flush_close_reg) begin
                         // window retired up to `highest`: close the open run
@@ -262,7 +322,6 @@ always @(posedge clk) begin
             endcase
         end
         T_CLEAR: begin
-            bitmap[clear_idx_reg[WINDOW_LOG2-6:0]] <= 32'd0;
             clear_idx_reg <= clear_idx_reg + 1'b1;
             if (clear_idx_reg == WORDS - 1)
                 t_state_reg <= T_RUN;
@@ -270,29 +329,37 @@ always @(posedge clk) begin
         default: t_state_reg <= T_RUN;
     endcase
 
-    if (in_pop)
+    if (in_pop) begin
         in_rd_reg <= in_rd_reg + 7'd1;
+        in_rd_age_reg <= 2'd0;
+    end
 
-    // loss run bookkeeping one clock after the step that retired the numbers (run length saturates
-    // at 2^32-1); the next step comes three clocks later and sees it done
+    // loss run bookkeeping in the two clocks after the step that retired the numbers (sum, then
+    // the run length saturated at 2^32-1); the next step's act comes five clocks later and sees it
     lose_en_q <= lose_en;
     lose_n_q <= lose_n;
     lose_at_q <= oldest_reg;
+    lose_en_q2 <= lose_en_q;
     if (lose_en_q) begin
         lost_reg <= lost_reg + {16'd0, lose_n_q};
-        if (run_open_reg) begin
-            run_len_reg <= run_sum[47:32] != 16'd0 ? 32'hFFFFFFFF : run_sum[31:0];
-        end else begin
+        run_sum_reg <= (run_open_reg ? {16'd0, run_len_reg} : 48'd0) + lose_n_q;
+        if (!run_open_reg) begin
             run_open_reg <= 1'b1;
             run_first_reg <= lose_at_q;
-            run_len_reg <= lose_n_q[47:32] != 16'd0 ? 32'hFFFFFFFF : lose_n_q[31:0];
         end
     end
+    if (lose_en_q2)
+        run_len_reg <= run_sum_reg[47:32] != 16'd0 ? 32'hFFFFFFFF : run_sum_reg[31:0];
 
     ev_push_q <= ev_push;
     ev_data_q <= ev_data;
+    // full / non-empty as of the last edge, corrected by a pop at it: pushes come a step (five
+    // clocks) apart, so full is exact; a pop in the clock after a push or a pop reports no event
+    ev_full_reg <= ev_level[EA];
+    ev_nonempty_reg <= ev_level != 0;
+    ev_popped_reg <= ctl_event_pop && ev_can_pop;
     if (ev_push_q) begin
-        if (ev_level[EA]) begin
+        if (ev_full_reg && !ev_popped_reg) begin
             cnt_event_dropped <= 1'b1;
         end else begin
             ev_mem[ev_wr_reg[EA-1:0]] <= ev_data_q;
@@ -300,8 +367,8 @@ always @(posedge clk) begin
         end
     end
     if (ctl_event_pop) begin
-        stat_event_valid <= ev_level != 0;
-        if (ev_level != 0) begin
+        stat_event_valid <= ev_can_pop;
+        if (ev_can_pop) begin
             {stat_event_first, stat_event_length} <= ev_mem[ev_rd_reg[EA-1:0]];
             ev_rd_reg <= ev_rd_reg + 1'b1;
         end
@@ -319,6 +386,9 @@ always @(posedge clk) begin
     if (ctl_clear || rst) begin
         in_wr_reg <= 7'd0;
         in_rd_reg <= 7'd0;
+        in_wr_d1_reg <= 7'd0;
+        in_wr_d2_reg <= 7'd0;
+        in_rd_age_reg <= 2'd0;
         started_reg <= 1'b0;
         first_reg <= 48'd0;
         oldest_reg <= 48'd0;
@@ -328,9 +398,13 @@ always @(posedge clk) begin
         flush_req_reg <= 1'b0;
         run_open_reg <= 1'b0;
         lose_en_q <= 1'b0;
+        lose_en_q2 <= 1'b0;
         ev_push_q <= 1'b0;
         ev_wr_reg <= 0;
         ev_rd_reg <= 0;
+        ev_full_reg <= 1'b0;
+        ev_nonempty_reg <= 1'b0;
+        ev_popped_reg <= 1'b0;
         stat_event_valid <= 1'b0;
         clear_idx_reg <= 0;
         phase_reg <= P_GATHER;

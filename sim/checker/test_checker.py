@@ -232,6 +232,7 @@ async def run_test_rx_clock_offset(dut, ppm):
     s = await tb.snapshot()
     total = count + 60
     assert s["stat_test_frames"] == total and s["stat_seq_lost"] == 0 and s["stat_rx_fifo_overflow"] == 0
+    assert s["stat_lat_overrun"] == 0
     samples = await tb.pop_samples()
     assert len(samples) == total
     errors = []
