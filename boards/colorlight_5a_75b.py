@@ -14,6 +14,7 @@ never requested, so the pin is only the UART RX.
 
 import argparse
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -30,7 +31,7 @@ from litex_boards.platforms import colorlight_5a_75b
 from liteeth.phy.ecp5rgmii import LiteEthPHYRGMII
 
 from litex_soc.soc import FPGATestSoC
-from litex_soc.tester import ROOT, add_tester
+from litex_soc.tester import ROOT, add_tester, gateware_id
 
 TESTER_CLK_FREQ = 125e6  # one byte per clock at 1 GbE: the 8 ns tick
 SYS_CLK_FREQ = 50e6      # CSR bus and UARTBone
@@ -113,10 +114,36 @@ class BaseSoC(FPGATestSoC):
                 phy.source.ready.eq(1),
             ]
             ports.append(gmii)
-        # the LFE5U-25F holds one direction: port 0 generates, port 1 receives (the thesis' setup);
-        # --full-duplex builds both on both ports for a larger device
-        directions = [(True, True)] * 2 if full_duplex else [(True, False), (False, True)]
-        add_tester(self, ports, build_extra=f"colorlight_5a_75b-{revision}", directions=directions)
+        add_tester(self, ports, build_extra=build_extra(revision), directions=port_directions(full_duplex))
+
+
+def port_directions(full_duplex: bool) -> list[tuple[bool, bool]]:
+    """(with_tx, with_rx) per port. The LFE5U-25F holds one direction: port 0 generates, port 1
+    receives (the thesis' setup); --full-duplex builds both on both ports for a larger device."""
+    return [(True, True)] * 2 if full_duplex else [(True, False), (False, True)]
+
+
+def build_extra(revision: str) -> str:
+    return f"colorlight_5a_75b-{revision}"
+
+
+def board_build_id(revision: str = "8.0", full_duplex: bool = False) -> int:
+    """FPGATEST_BUILD_ID of the board build from the sources as they are now."""
+    return gateware_id(build_extra(revision) + repr(port_directions(full_duplex)))
+
+
+def timing_report(log: Path) -> dict | None:
+    """Fmax per clock and utilisation from a build log (the routed design: nextpnr's last report)."""
+    if not log.exists():
+        return None
+    text = log.read_text(errors="replace")
+    fmax = {}
+    for m in re.finditer(r"Max frequency for clock\s+'([^']+)': ([0-9.]+) MHz \((PASS|FAIL) at ([0-9.]+) MHz\)", text):
+        fmax[m.group(1)] = {"fmax_mhz": float(m.group(2)), "target_mhz": float(m.group(4)), "result": m.group(3)}
+    util = {m.group(1): {"used": int(m.group(2)), "available": int(m.group(3))}
+            for m in re.finditer(r"Info:\s+(\w+):\s+(\d+)/\s*(\d+)\s+\d+%", text)}
+    return {"log": str(log.relative_to(ROOT)) if log.is_relative_to(ROOT) else str(log), "clocks": fmax,
+            "utilisation": util, "timing_met": bool(fmax) and all(v["result"] == "PASS" for v in fmax.values())}
 
 
 def main() -> int:

@@ -6,10 +6,11 @@
 `default_nettype none
 
 /*
- * The low L bits add the amount; their carry reaches the high bits one clock later, so no clock holds
- * a carry chain longer than max(L, W - L) bits. ctl_snapshot latches the total including the amount
- * added at that edge (the low half at the edge, the high half one clock later: stat is complete one
- * clock after the snapshot edge); ctl_clear at the same edge starts the next interval from zero.
+ * The inputs are registered first (amount, snapshot and clear alike, so they stay in step). The low
+ * L bits add the amount; their carry reaches the high bits one clock later, so no clock holds a carry
+ * chain longer than max(L, W - L) bits. ctl_snapshot latches the total including the amount added at
+ * that edge (stat is complete two clocks after the snapshot edge); ctl_clear at the same edge starts
+ * the next interval from zero.
  */
 module fpgatest_acc #(
     parameter W = 128,
@@ -27,16 +28,21 @@ module fpgatest_acc #(
 reg  [L-1:0]   lo_reg;
 reg  [W-L-1:0] hi_reg;
 reg            carry_reg, snap_d_reg, clear_d_reg;
-wire [L:0]     lo_sum = {1'b0, lo_reg} + {1'b0, add ? amount : {L{1'b0}}};
+reg  [L-1:0]   amount_reg;
+reg            snap_reg, clear_reg;
+wire [L:0]     lo_sum = {1'b0, lo_reg} + {1'b0, amount_reg};
 wire [W-L-1:0] hi_sum = hi_reg + {{(W-L-1){1'b0}}, carry_reg};
 
 always @(posedge clk) begin
+    amount_reg <= add ? amount : {L{1'b0}};
+    snap_reg <= ctl_snapshot;
+    clear_reg <= ctl_clear;
     carry_reg <= lo_sum[L];
-    lo_reg <= ctl_clear ? {L{1'b0}} : lo_sum[L-1:0];
-    snap_d_reg <= ctl_snapshot;
-    clear_d_reg <= ctl_clear;
+    lo_reg <= clear_reg ? {L{1'b0}} : lo_sum[L-1:0];
+    snap_d_reg <= snap_reg;
+    clear_d_reg <= clear_reg;
     hi_reg <= clear_d_reg ? {(W-L){1'b0}} : hi_sum;
-    if (ctl_snapshot)
+    if (snap_reg)
         stat[L-1:0] <= lo_sum[L-1:0];
     if (snap_d_reg)
         stat[W-1:L] <= hi_sum;
@@ -44,6 +50,9 @@ always @(posedge clk) begin
         lo_reg <= {L{1'b0}};
         hi_reg <= {(W-L){1'b0}};
         carry_reg <= 1'b0;
+        amount_reg <= {L{1'b0}};
+        snap_reg <= 1'b0;
+        clear_reg <= 1'b0;
         snap_d_reg <= 1'b0;
         clear_d_reg <= 1'b0;
         stat <= {W{1'b0}};

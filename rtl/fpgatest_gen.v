@@ -123,45 +123,28 @@ end
 reg  [4:0]  prep_cnt_reg;
 reg  [19:0] ip_const_reg;
 reg  [22:0] udp_const_reg;
-reg  [15:0] ip_word, udp_word;
-
-always @* begin
-    case (prep_cnt_reg[2:0])
-        3'd0: ip_word = {8'h45, tos_reg};
-        3'd1: ip_word = 16'h4000;                // don't fragment
-        3'd2: ip_word = {ttl_reg, 8'd17};
-        3'd3: ip_word = src_ip_reg[31:16];
-        3'd4: ip_word = src_ip_reg[15:0];
-        3'd5: ip_word = dst_ip_reg[31:16];
-        3'd6: ip_word = dst_ip_reg[15:0];
-        default: ip_word = 16'd0;
-    endcase
-    if (prep_cnt_reg < 5'd8)
-        udp_word = is_ipv6 ? src_ip_reg[127 - 16*prep_cnt_reg[2:0] -: 16]
-                           : (prep_cnt_reg[2:0] == 3'd6 ? src_ip_reg[31:16] : prep_cnt_reg[2:0] == 3'd7 ? src_ip_reg[15:0] : 16'd0);
-    else if (prep_cnt_reg < 5'd16)
-        udp_word = is_ipv6 ? dst_ip_reg[127 - 16*prep_cnt_reg[2:0] -: 16]
-                           : (prep_cnt_reg[2:0] == 3'd6 ? dst_ip_reg[31:16] : prep_cnt_reg[2:0] == 3'd7 ? dst_ip_reg[15:0] : 16'd0);
-    else case (prep_cnt_reg[1:0])
-        2'd0: udp_word = 16'd17;
-        2'd1: udp_word = udp_src_reg;
-        2'd2: udp_word = udp_dst_reg;
-        default: udp_word = stream_reg;
-    endcase
-end
-
-// the word is registered, then added a clock later (the last one well before ST_PREP ends)
-reg  [15:0] ip_word_reg, udp_word_reg;
-reg         ip_add_reg, udp_add_reg;
+// the words sit in shift registers loaded at the first ST_PREP clock (their order does not matter
+// to a sum); each following clock adds the top word and shifts
+reg  [111:0] ip_words_reg;         // 7 words
+reg  [319:0] udp_words_reg;        // 20 words (IPv4: 8 of them, the rest zero)
+reg          ip_add_reg, udp_add_reg;
 always @(posedge clk) begin
-    ip_word_reg <= ip_word;
-    udp_word_reg <= udp_word;
+    if (state_reg == ST_PREP && prep_cnt_reg == 5'd0) begin
+        ip_words_reg <= {8'h45, tos_reg, 16'h4000, ttl_reg, 8'd17, src_ip_reg[31:0], dst_ip_reg[31:0]};
+        udp_words_reg <= is_ipv6 ? {src_ip_reg, dst_ip_reg, 16'd17, udp_src_reg, udp_dst_reg, stream_reg}
+                                 : {src_ip_reg[31:0], dst_ip_reg[31:0], 16'd17, udp_src_reg, udp_dst_reg,
+                                    stream_reg, 192'd0};
+    end else begin
+        ip_words_reg <= {ip_words_reg[95:0], 16'd0};
+        udp_words_reg <= {udp_words_reg[303:0], 16'd0};
+    end
+    // after the load, 7 (IP) and 20 (UDP) clocks of adding: all done by prep_cnt 21 (ST_PREP ends at 23)
     ip_add_reg <= state_reg == ST_PREP && prep_cnt_reg < 5'd7;
     udp_add_reg <= state_reg == ST_PREP && prep_cnt_reg < 5'd20;
     if (ip_add_reg)
-        ip_const_reg <= ip_const_reg + ip_word_reg;
+        ip_const_reg <= ip_const_reg + ip_words_reg[111:96];
     if (udp_add_reg)
-        udp_const_reg <= udp_const_reg + udp_word_reg;
+        udp_const_reg <= udp_const_reg + udp_words_reg[319:304];
     if (state_reg == ST_IDLE) begin
         ip_const_reg <= 20'd0;
         udp_const_reg <= 23'd0;
@@ -172,7 +155,7 @@ end
 // run control
 // ---------------------------------------------------------------------------------------------
 reg [15:0] pos_reg;            // byte position in preamble + frame
-reg [20:0] at_pos_reg;         // one-hot: pos_reg == i for the frame's first 21 clocks (no comparator)
+reg [21:0] at_pos_reg;         // one-hot: pos_reg == i for the frame's first 22 clocks (no comparator)
 reg [31:0] gap_cnt_reg;
 reg        stop_req_reg;
 reg [47:0] run_frames_reg;     // frames started in this run
@@ -236,7 +219,7 @@ localparam [15:0] TS_LEAD = 16'd10;
 wire [47:0] sfd_tick = time_tick[47:0] + {32'd0, TS_LEAD};   // the frame starting now
 
 always @(posedge clk) begin
-    at_pos_reg <= {at_pos_reg[19:0], 1'b0};
+    at_pos_reg <= {at_pos_reg[20:0], 1'b0};
     case (state_reg)
         ST_IDLE: begin
             if (ctl_start) begin
@@ -325,7 +308,7 @@ always @(posedge clk) begin
         seq_cur_reg <= 48'd0;
         stop_req_reg <= 1'b0;
         pos_reg <= 16'd0;
-        at_pos_reg <= 21'd0;
+        at_pos_reg <= 22'd0;
         // settings start as a valid minimal stream so that derived registers are defined
         proto_reg <= PROTO_RAW;
         vlan_en_reg <= 1'b0;
@@ -340,6 +323,7 @@ wire [31:0] check_crc_next;
 fpgatest_crc32 check_crc_inst (.crc_in(check_crc_reg), .data(sig_shift_reg[111:104]), .crc_out(check_crc_next));
 
 // the UDP checksum's per-frame words, picked at positions 1-6 and 15-16 and added one clock later
+reg         sig_crc_run_reg;       // positions 1-14
 reg  [15:0] udp_frame_word_reg;
 reg         udp_frame_add_reg;
 wire [15:0] udp_word_of_pos = ({16{at_pos_reg[1]}} & frame_seq_reg[47:32])
@@ -360,11 +344,12 @@ always @(posedge clk) begin
             sig_shift_reg <= {stream_reg, seq_cur_reg, sfd_tick};
             ip_sum_reg    <= ip_const_reg + l3_len_reg + seq_cur_reg[15:0];
             udp_sum_reg   <= udp_const_reg + {udp_len_reg, 1'b0};
-        end else if (|at_pos_reg[14:1]) begin
+        end else if (sig_crc_run_reg) begin
             // signature check: CRC-32 over stream id, sequence number and TX stamp (14 bytes)
             check_crc_reg <= check_crc_next;
             sig_shift_reg <= {sig_shift_reg[103:0], 8'd0};
         end
+        sig_crc_run_reg <= at_pos_reg[0] || (sig_crc_run_reg && !at_pos_reg[14]);
         udp_frame_word_reg <= udp_word_of_pos;
         udp_frame_add_reg <= |at_pos_reg[6:1] || |at_pos_reg[16:15];
         if (udp_frame_add_reg)
@@ -390,8 +375,8 @@ end
 // to 0, cleared when it steps from K-1 to K, so no comparator sits in the byte path either.
 reg [15:0] d, r3, r4, rs;
 reg [15:0] data_end_reg;                    // data_len - 1
-reg d_lt6, d_lt12, d_lt14, d_lt16, d_lt18, d_lt_data, d_ge0;
-reg r3_lt8, r3_lt20, r3_lt24, r3_lt40, r4_lt8, rs_lt2, rs_lt8, rs_lt14, rs_lt18;
+reg d_lt14, d_lt18, d_lt_data, d_ge0;
+reg r3_lt20, r3_lt40, r4_lt8, rs_lt18;
 
 function in_range(input flag, input [15:0] x, input [15:0] k);
     in_range = x == 16'hFFFF ? 1'b1 : x == k - 16'd1 ? 1'b0 : flag;
@@ -405,126 +390,70 @@ always @(posedge clk) begin
         r4 <= r4 + 16'd1;
         rs <= rs + 16'd1;
         d_ge0   <= d == 16'hFFFF ? 1'b1 : d_ge0;
-        d_lt6   <= in_range(d_lt6, d, 16'd6);
-        d_lt12  <= in_range(d_lt12, d, 16'd12);
         d_lt14  <= in_range(d_lt14, d, 16'd14);
-        d_lt16  <= in_range(d_lt16, d, 16'd16);
         d_lt18  <= in_range(d_lt18, d, 16'd18);
         d_lt_data <= d == 16'hFFFF ? 1'b1 : d == data_end_reg ? 1'b0 : d_lt_data;
-        r3_lt8  <= in_range(r3_lt8, r3, 16'd8);
         r3_lt20 <= in_range(r3_lt20, r3, 16'd20);
-        r3_lt24 <= in_range(r3_lt24, r3, 16'd24);
         r3_lt40 <= in_range(r3_lt40, r3, 16'd40);
         r4_lt8  <= in_range(r4_lt8, r4, 16'd8);
-        rs_lt2  <= in_range(rs_lt2, rs, 16'd2);
-        rs_lt8  <= in_range(rs_lt8, rs, 16'd8);
-        rs_lt14 <= in_range(rs_lt14, rs, 16'd14);
         rs_lt18 <= in_range(rs_lt18, rs, 16'd18);
     end else begin
         d  <= -16'd8;
         r3 <= -16'd8 - l2_len_reg;
         r4 <= -16'd8 - udp_off_reg;
         rs <= -16'd8 - sig_off_reg;
-        {d_ge0, d_lt6, d_lt12, d_lt14, d_lt16, d_lt18, d_lt_data} <= 7'd0;
-        {r3_lt8, r3_lt20, r3_lt24, r3_lt40, r4_lt8, rs_lt2, rs_lt8, rs_lt14, rs_lt18} <= 9'd0;
+        {d_ge0, d_lt14, d_lt18, d_lt_data} <= 4'd0;
+        {r3_lt20, r3_lt40, r4_lt8, rs_lt18} <= 4'd0;
     end
 end
 
-function [7:0] byte_of_128(input [127:0] v, input [3:0] i);
-    byte_of_128 = v[127 - 8*i -: 8];
-endfunction
+// the header regions, first byte in the top bits: Ethernet header (18 bytes with a tag), IP header
+// (40 bytes, IPv4's 20 first), UDP header (8), signature (18: stream, sequence, TX stamp, check)
+reg [143:0] l2_shift_reg;
+reg [319:0] l3_shift_reg;
+reg [63:0]  udp_shift_reg;
+reg [143:0] sig_out_reg;
+always @(posedge clk) begin
+    if (state_reg == ST_FRAME && at_pos_reg[1])
+        l2_shift_reg <= vlan_en_reg ? {dst_mac_reg, src_mac_reg, 16'h8100, vlan_tci_reg, ethertype_eff_reg}
+                                    : {dst_mac_reg, src_mac_reg, ethertype_eff_reg, 32'd0};
+    else if (d_lt18)
+        l2_shift_reg <= {l2_shift_reg[135:0], 8'd0};
+    if (state_reg == ST_FRAME && at_pos_reg[21])
+        udp_shift_reg <= {udp_src_reg, udp_dst_reg, udp_len_reg, udp_csum_reg};
+    else if (r4_lt8)
+        udp_shift_reg <= {udp_shift_reg[55:0], 8'd0};
+    if (state_reg == ST_FRAME && at_pos_reg[15])
+        sig_out_reg <= {stream_reg, frame_seq_reg, frame_ts_reg, check_crc_reg};
+    else if (rs_lt18)
+        sig_out_reg <= {sig_out_reg[135:0], 8'd0};
+    if (state_reg == ST_FRAME && at_pos_reg[5])
+        l3_shift_reg <= is_ipv4
+            ? {8'h45, tos_reg, l3_len_reg, frame_seq_reg[15:0], 8'h40, 8'h00,   // don't fragment
+               ttl_reg, 8'd17, ip_csum_reg, src_ip_reg[31:0], dst_ip_reg[31:0], 160'd0}
+            : {4'h6, tos_reg, 4'h0, 16'h0000,                                // flow label 0
+               udp_len_reg, 8'd17, ttl_reg, src_ip_reg, dst_ip_reg};
+    else if (r3_lt40)
+        l3_shift_reg <= {l3_shift_reg[311:0], 8'd0};
+end
 
-function [7:0] byte_of_48(input [47:0] v, input [2:0] i);
-    byte_of_48 = v[47 - 8*i -: 8];
-endfunction
 
-wire [1:0] check_idx = rs[1:0] - 2'd2;      // signature bytes 14..17 are the check, MSB first
-
-reg [7:0] c_mac, c_l2, c_ip4, c_ip6, c_udp, c_sig;
-reg       f_mac, f_l2, f_ip4, f_ip6, f_udp, f_sig;
+reg [7:0] c_l2, c_l3, c_udp, c_sig;
+reg       f_l2, f_l3, f_udp, f_sig;
 reg       p_pre, p_sfd, p_data, p_fcs, p_en;
 reg [1:0] p_fcs_idx;
 
 always @(posedge clk) begin
-    f_mac <= d_lt12;
-    c_mac <= d_lt6 ? byte_of_48(dst_mac_reg, d[2:0]) : byte_of_48(src_mac_reg, d[2:0] - 3'd6);
-
-    // 802.1Q tag (bytes 12..15 with a tag) and EtherType
+    // every header region is a shift register, loaded while the preamble goes out once its
+    // contents are known, sending its top byte and shifting one byte per clock of the region
     f_l2 <= vlan_en_reg ? d_lt18 : d_lt14;
-    if (vlan_en_reg ? d_lt16 : d_lt12) begin
-        case (d[1:0])
-            2'd0: c_l2 <= 8'h81;
-            2'd1: c_l2 <= 8'h00;
-            2'd2: c_l2 <= vlan_tci_reg[15:8];
-            default: c_l2 <= vlan_tci_reg[7:0];
-        endcase
-    end else begin
-        c_l2 <= d[0] ? ethertype_eff_reg[7:0] : ethertype_eff_reg[15:8];
-    end
-
-    f_ip4 <= is_ipv4 && r3_lt20;
-    case (r3[4:0])
-        5'd0:  c_ip4 <= 8'h45;
-        5'd1:  c_ip4 <= tos_reg;
-        5'd2:  c_ip4 <= l3_len_reg[15:8];
-        5'd3:  c_ip4 <= l3_len_reg[7:0];
-        5'd4:  c_ip4 <= frame_seq_reg[15:8];
-        5'd5:  c_ip4 <= frame_seq_reg[7:0];
-        5'd6:  c_ip4 <= 8'h40;              // don't fragment
-        5'd7:  c_ip4 <= 8'h00;
-        5'd8:  c_ip4 <= ttl_reg;
-        5'd9:  c_ip4 <= 8'd17;
-        5'd10: c_ip4 <= ip_csum_reg[15:8];
-        5'd11: c_ip4 <= ip_csum_reg[7:0];
-        5'd12: c_ip4 <= src_ip_reg[31:24];
-        5'd13: c_ip4 <= src_ip_reg[23:16];
-        5'd14: c_ip4 <= src_ip_reg[15:8];
-        5'd15: c_ip4 <= src_ip_reg[7:0];
-        5'd16: c_ip4 <= dst_ip_reg[31:24];
-        5'd17: c_ip4 <= dst_ip_reg[23:16];
-        5'd18: c_ip4 <= dst_ip_reg[15:8];
-        default: c_ip4 <= dst_ip_reg[7:0];
-    endcase
-
-    // the addresses start at byte 8 and 24: byte (r3 - 8) mod 16 of either is r3[3:0] ^ 8
-    f_ip6 <= is_ipv6 && r3_lt40;
-    if (r3_lt8) begin
-        case (r3[2:0])
-            3'd0: c_ip6 <= {4'h6, tos_reg[7:4]};
-            3'd1: c_ip6 <= {tos_reg[3:0], 4'h0};
-            3'd4: c_ip6 <= udp_len_reg[15:8];
-            3'd5: c_ip6 <= udp_len_reg[7:0];
-            3'd6: c_ip6 <= 8'd17;
-            3'd7: c_ip6 <= ttl_reg;
-            default: c_ip6 <= 8'h00;        // flow label 0
-        endcase
-    end else if (r3_lt24) begin
-        c_ip6 <= byte_of_128(src_ip_reg, r3[3:0] ^ 4'd8);
-    end else begin
-        c_ip6 <= byte_of_128(dst_ip_reg, r3[3:0] ^ 4'd8);
-    end
-
+    c_l2 <= l2_shift_reg[143:136];
+    f_l3 <= (is_ipv4 && r3_lt20) || (is_ipv6 && r3_lt40);
+    c_l3 <= l3_shift_reg[319:312];
     f_udp <= (is_ipv4 || is_ipv6) && r4_lt8;
-    case (r4[2:0])
-        3'd0: c_udp <= udp_src_reg[15:8];
-        3'd1: c_udp <= udp_src_reg[7:0];
-        3'd2: c_udp <= udp_dst_reg[15:8];
-        3'd3: c_udp <= udp_dst_reg[7:0];
-        3'd4: c_udp <= udp_len_reg[15:8];
-        3'd5: c_udp <= udp_len_reg[7:0];
-        3'd6: c_udp <= udp_csum_reg[15:8];
-        default: c_udp <= udp_csum_reg[7:0];
-    endcase
-
+    c_udp <= udp_shift_reg[63:56];
     f_sig <= rs_lt18;
-    if (rs_lt2)
-        c_sig <= rs[0] ? stream_reg[7:0] : stream_reg[15:8];
-    else if (rs_lt8)
-        c_sig <= byte_of_48(frame_seq_reg, rs[2:0] - 3'd2);
-    else if (rs_lt14)
-        c_sig <= byte_of_48(frame_ts_reg, rs[2:0]);
-    else
-        c_sig <= check_crc_reg[31 - 8*check_idx -: 8];
+    c_sig <= sig_out_reg[143:136];
 
     // what the position is: preamble (d = -8..-2), SFD (d = -1), data or FCS
     p_en <= state_reg == ST_FRAME;
@@ -556,14 +485,10 @@ always @(posedge clk) begin
         a_byte_reg <= 8'h55;
     else if (p_sfd)
         a_byte_reg <= 8'hD5;
-    else if (f_mac)
-        a_byte_reg <= c_mac;
     else if (f_l2)
         a_byte_reg <= c_l2;
-    else if (f_ip4)
-        a_byte_reg <= c_ip4;
-    else if (f_ip6)
-        a_byte_reg <= c_ip6;
+    else if (f_l3)
+        a_byte_reg <= c_l3;
     else if (f_udp)
         a_byte_reg <= c_udp;
     else if (f_sig)

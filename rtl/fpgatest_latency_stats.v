@@ -69,7 +69,7 @@ module fpgatest_latency_stats #(
 // takes; a result that arrives while one is still in work is skipped and counted (cnt_stats_overrun).
 // ---------------------------------------------------------------------------------------------
 reg        busy_reg, v2_reg;
-reg [5:0]  step_reg;
+reg [33:0] step_oh;                   // one-hot step of the result in work (no step comparator)
 reg [31:0] lat1_reg, lat2_reg;
 reg [47:0] seq1_reg, seq2_reg;
 reg [63:0] rx1_reg, rx2_reg;
@@ -79,49 +79,46 @@ reg [32:0] rel_reg;
 reg        below, above;
 reg [31:0] binw_reg;
 reg [5:0]  bin;
+wire       take = res_valid && !busy_reg;
 
 always @(posedge clk) begin
-    v2_reg <= 1'b0;
+    v2_reg <= step_oh[33];
     cnt_stats_overrun <= res_valid && busy_reg;
-    if (res_valid && !busy_reg) begin
-        busy_reg <= 1'b1;
-        step_reg <= 6'd0;
+    step_oh <= {step_oh[32:0], take};
+    busy_reg <= take || (busy_reg && !step_oh[33]);
+    if (take) begin
         lat1_reg <= res_latency;
         seq1_reg <= res_seq;
         rx1_reg <= res_rx_tick;
         sq_acc_reg <= 64'd0;
         sq_m_reg <= {32'd0, res_latency};
         sq_q_reg <= res_latency;
+    end else begin
+        // 32 steps of shift-and-add; the multiplier bits are then all zero and add nothing
+        sq_acc_reg <= sq_acc_reg + (sq_q_reg[0] ? sq_m_reg : 64'd0);
+        sq_m_reg <= {sq_m_reg[62:0], 1'b0};
+        sq_q_reg <= {1'b0, sq_q_reg[31:1]};
     end
-    if (busy_reg) begin
-        step_reg <= step_reg + 6'd1;
-        if (step_reg < 6'd32) begin
-            sq_acc_reg <= sq_acc_reg + (sq_q_reg[0] ? sq_m_reg : 64'd0);
-            sq_m_reg <= {sq_m_reg[62:0], 1'b0};
-            sq_q_reg <= {1'b0, sq_q_reg[31:1]};
-        end
-        // the bin, one step per clock meanwhile
-        if (step_reg == 6'd0)
-            rel_reg <= {1'b0, lat1_reg} - {1'b0, cfg_hist_base};
-        if (step_reg == 6'd1)
-            binw_reg <= rel_reg[31:0] >> cfg_hist_shift;
-        if (step_reg == 6'd2) begin
-            below <= rel_reg[32];
-            above <= !rel_reg[32] && binw_reg[31:6] != 0;
-            bin <= binw_reg[5:0];
-        end
-        if (step_reg == 6'd33) begin
-            busy_reg <= 1'b0;
-            v2_reg <= 1'b1;
-            lat2_reg <= lat1_reg;
-            seq2_reg <= seq1_reg;
-            rx2_reg <= rx1_reg;
-            sq2_reg <= sq_acc_reg;
-        end
+    // the bin, one step per clock meanwhile
+    if (step_oh[0])
+        rel_reg <= {1'b0, lat1_reg} - {1'b0, cfg_hist_base};
+    if (step_oh[1])
+        binw_reg <= rel_reg[31:0] >> cfg_hist_shift;
+    if (step_oh[2]) begin
+        below <= rel_reg[32];
+        above <= !rel_reg[32] && binw_reg[31:6] != 0;
+        bin <= binw_reg[5:0];
+    end
+    if (step_oh[33]) begin
+        lat2_reg <= lat1_reg;
+        seq2_reg <= seq1_reg;
+        rx2_reg <= rx1_reg;
+        sq2_reg <= sq_acc_reg;
     end
 
     if (rst) begin
         busy_reg <= 1'b0;
+        step_oh <= 34'd0;
         v2_reg <= 1'b0;
         cnt_stats_overrun <= 1'b0;
     end
@@ -136,19 +133,30 @@ assign cnt_hist_above = v2_reg && above;
 // ---------------------------------------------------------------------------------------------
 reg [31:0]  min_reg, max_reg, last_reg;
 reg [31:0]  min_next, max_next, last_next;
+reg         lt_min_reg, gt_max_reg;    // the result in work beats min / max (compared while squaring)
 
 always @* begin
     min_next = min_reg;
     max_next = max_reg;
     last_next = last_reg;
     if (v2_reg) begin
-        if (lat2_reg < min_reg) min_next = lat2_reg;
-        if (lat2_reg > max_reg) max_next = lat2_reg;
+        if (lt_min_reg) min_next = lat2_reg;
+        if (gt_max_reg) max_next = lat2_reg;
         last_next = lat2_reg;
     end
 end
 
 always @(posedge clk) begin
+    // min and max change only at v2, one result at a time: compare a clock before it; a clear in
+    // between restarts them at (all ones, zero)
+    if (step_oh[32]) begin
+        lt_min_reg <= lat1_reg < min_reg;
+        gt_max_reg <= lat1_reg > max_reg;
+    end
+    if (ctl_clear) begin
+        lt_min_reg <= lat1_reg != 32'hFFFFFFFF;
+        gt_max_reg <= lat1_reg != 32'd0;
+    end
     min_reg <= min_next;
     max_reg <= max_next;
     last_reg <= last_next;
@@ -171,7 +179,7 @@ always @(posedge clk) begin
     end
 end
 
-// the sums: no clock carries more than 64 bits (their snapshot is complete one clock later)
+// the sums: no clock carries more than 64 bits (their snapshot is complete two clocks later)
 fpgatest_acc #(.W(80), .L(40)) sum_inst (
     .clk(clk), .rst(rst), .add(v2_reg), .amount({8'd0, lat2_reg}),
     .ctl_snapshot(ctl_snapshot), .ctl_clear(ctl_clear), .stat(stat_lat_sum));

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from boards.colorlight_5a_75b import BUILD_DIR, timing_report
+
 ROOT = Path(__file__).resolve().parents[2]
 
 CELLS = {
@@ -40,20 +42,6 @@ def synthesize(top: str, files: list[str], workdir: Path) -> dict:
     return report
 
 
-def board_report(log: Path) -> dict | None:
-    """Fmax per clock and utilisation from the last `make bitstream` log (the routed design)."""
-    if not log.exists():
-        return None
-    text = log.read_text(errors="replace")
-    fmax = {}
-    for m in re.finditer(r"Max frequency for clock\s+'([^']+)': ([0-9.]+) MHz \((PASS|FAIL) at ([0-9.]+) MHz\)", text):
-        fmax[m.group(1)] = {"fmax_mhz": float(m.group(2)), "target_mhz": float(m.group(4)), "result": m.group(3)}
-    util = {m.group(1): {"used": int(m.group(2)), "available": int(m.group(3))}
-            for m in re.finditer(r"Info:\s+(\w+):\s+(\d+)/\s*(\d+)\s+\d+%", text)}
-    return {"log": str(log.relative_to(ROOT)), "clocks": fmax, "utilisation": util,
-            "timing_met": bool(fmax) and all(v["result"] == "PASS" for v in fmax.values())}
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--out", type=Path, required=True)
@@ -62,7 +50,7 @@ def main() -> int:
     workdir = ROOT / "build" / "synth"
     reports = [synthesize(top, files, workdir) for top in ("fpgatest_port", "fpgatest_timebase")]
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    board = board_report(ROOT / "build" / "colorlight_5a_75b" / "build.log")
+    board = timing_report(BUILD_DIR / "build.log")
     args.out.write_text(json.dumps({"device": "ECP5 (synth_ecp5)", "cores": reports, "board": board}, indent=1))
     for r in reports:
         print(" ".join(f"{k}={v}" for k, v in r.items()))
