@@ -186,7 +186,12 @@ class Tester(LiteXModule):
         self.specials += Instance("fpgatest_timebase",
             i_clk=ClockSignal("tester"), i_rst=ResetSignal("tester"), o_time_tick=self.time_tick)
         self.any_snapshot = Signal()  # in the tester domain
-        self.sync.tester += If(self.any_snapshot, self.time.status.eq(self.time_tick))
+        # the ports register their control pulses once before use: latch the time at that same edge
+        any_snapshot_q = Signal()
+        self.sync.tester += [
+            any_snapshot_q.eq(self.any_snapshot),
+            If(any_snapshot_q, self.time.status.eq(self.time_tick)),
+        ]
 
 
 def add_tester(soc, phys_gmii: list, build_extra: str = "", directions: list | None = None) -> Tester:

@@ -180,9 +180,13 @@ assign stat_busy = state_reg != ST_IDLE;
 // the frame's last clock (pos = size + 7, the last FCS byte), the gap's last clock and the end of the
 // run, each a flag registered one clock ahead so that no comparator drives the state machine
 reg  [15:0] last_m1_reg;           // size + 6
+reg  [31:0] burst_last_reg;        // burst_len - 1
+reg         burst_on_reg;          // burst_len != 0
 reg         at_last_reg, gap_done_reg, run_done_reg, gap_m1_zero_reg;
 always @(posedge clk) begin
     last_m1_reg <= size_reg + 16'd6;
+    burst_last_reg <= burst_len_reg - 32'd1;
+    burst_on_reg <= burst_len_reg != 32'd0;
     at_last_reg <= state_reg == ST_FRAME && !at_last_reg && pos_reg == last_m1_reg;
     // the run's frame count moved at pos 0, a gap is >= 1 clock later: exact; a stop counts one clock late
     run_done_reg <= (count_reg != 0 && run_frames_reg == count_reg) || stop_req_reg;
@@ -201,7 +205,7 @@ reg  [31:0] frac_next_reg, gap_m1_reg;
 always @(posedge clk) begin
     case (1'b1)
         at_pos_reg[1]: begin
-            burst_end_reg <= burst_len_reg != 0 && burst_cnt_reg == burst_len_reg - 1;
+            burst_end_reg <= burst_on_reg && burst_cnt_reg == burst_last_reg;
             frac_sum_reg <= {1'b0, frac_acc_reg} + {1'b0, frac_num_reg};
         end
         at_pos_reg[2]: frac_carry_reg <= frac_den_reg != 0 && frac_sum_reg >= {1'b0, frac_den_reg};

@@ -140,6 +140,17 @@ module fpgatest_port #(
     output wire           stat_counters_busy      // snapshot still being written (22 clocks)
 );
 
+// the control pulses arrive from another clock's synchronizers: registered once here (every core
+// sees them at the same edge, so a snapshot stays one instant) before they fan out
+reg ctl_start_q, ctl_stop_q, ctl_clear_q, ctl_snapshot_q, ctl_sample_pop_q, ctl_flush_q, ctl_event_pop_q;
+reg ctl_stats_clear_q;
+always @(posedge clk) begin
+    {ctl_start_q, ctl_stop_q, ctl_clear_q, ctl_snapshot_q, ctl_sample_pop_q, ctl_flush_q, ctl_event_pop_q} <=
+        {ctl_start, ctl_stop, ctl_clear, ctl_snapshot, ctl_sample_pop, ctl_flush, ctl_event_pop};
+    ctl_stats_clear_q <= ctl_clear | ctl_clear_stats;
+end
+
+
 wire        rx_valid, rx_first, rx_last, rx_err;
 wire [7:0]  rx_data;
 wire [23:0] rx_stamp;
@@ -177,8 +188,8 @@ if (WITH_TX) begin : tx
         .clk                 (clk),
         .rst                 (rst),
         .time_tick           (time_tick),
-        .ctl_start           (ctl_start),
-        .ctl_stop            (ctl_stop),
+        .ctl_start           (ctl_start_q),
+        .ctl_stop            (ctl_stop_q),
         .cfg_proto           (cfg_proto),
         .cfg_vlan_en         (cfg_vlan_en),
         .cfg_vlan_tci        (cfg_vlan_tci),
@@ -279,9 +290,9 @@ if (WITH_RX) begin : rx
         .res_seq             (res_seq),
         .res_latency         (res_latency),
         .res_rx_tick         (res_rx_tick),
-        .ctl_snapshot        (ctl_snapshot),
-        .ctl_clear           (ctl_clear | ctl_clear_stats),
-        .ctl_sample_pop      (ctl_sample_pop),
+        .ctl_snapshot        (ctl_snapshot_q),
+        .ctl_clear           (ctl_stats_clear_q),
+        .ctl_sample_pop      (ctl_sample_pop_q),
         .cfg_hist_base       (cfg_hist_base),
         .cfg_hist_shift      (cfg_hist_shift),
         .cfg_hist_addr       (cfg_hist_addr),
@@ -310,10 +321,10 @@ if (WITH_RX) begin : rx
         .rst                 (rst),
         .in_valid            (res_valid),
         .in_seq              (res_seq),
-        .ctl_snapshot        (ctl_snapshot),
-        .ctl_clear           (ctl_clear),
-        .ctl_flush           (ctl_flush),
-        .ctl_event_pop       (ctl_event_pop),
+        .ctl_snapshot        (ctl_snapshot_q),
+        .ctl_clear           (ctl_clear_q),
+        .ctl_flush           (ctl_flush_q),
+        .ctl_event_pop       (ctl_event_pop_q),
         .stat_lost           (stat_seq_lost),
         .stat_first_seq      (stat_seq_first_seq),
         .stat_highest_seq    (stat_seq_highest_seq),
@@ -412,8 +423,8 @@ fpgatest_counters #(
                       16'd1,
                       gen_cnt_tx_len,
                       16'd1}),
-    .ctl_snapshot (ctl_snapshot),
-    .ctl_clear    (ctl_clear),
+    .ctl_snapshot (ctl_snapshot_q),
+    .ctl_clear    (ctl_clear_q),
     .rd_addr      (cnt_rd_addr),
     .rd_data      (cnt_rd_data),
     .stat_busy    (stat_counters_busy)

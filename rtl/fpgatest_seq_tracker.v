@@ -86,6 +86,7 @@ fpgatest_bram #(.WIDTH(48), .DEPTH_LOG2(6)) in_mem (
 // ---------------------------------------------------------------------------------------------
 // the bitmap in block RAM, one copy per read port (head word, oldest word); the words read with
 // the addresses of P_GATHER are there in P_DECIDE
+// the write is registered: worked out in P_PLAN, done in P_ACT; the clear's one clock behind its count
 reg         bm_we;
 reg  [WINDOW_LOG2-6:0] bm_waddr;
 reg  [31:0] bm_wdata;
@@ -164,28 +165,6 @@ reg  [47:0] run_sum_reg;           // the open run's length plus the numbers jus
 wire [47:0] oldest_adv = oldest_reg + adv_reg;
 wire [47:0] oldest_w_adv = oldest_w_reg + adv_reg;
 
-// the bitmap write of this clock: the act's (old word retired or head word marked) or the clear's
-always @* begin
-    bm_we = 1'b0;
-    bm_waddr = old_word;
-    bm_wdata = old_cleared_reg;
-    if (t_state_reg == T_CLEAR) begin
-        bm_we = 1'b1;
-        bm_waddr = clear_idx_reg[WINDOW_LOG2-6:0];
-        bm_wdata = 32'd0;
-    end else if (t_state_reg == T_RUN && phase_reg == P_ACT) begin
-        if (need_slide_reg || flushing_reg) begin
-            bm_we = !window_empty_reg && !lose_whole_reg;
-            if (keep_whole_reg)
-                bm_wdata = 32'd0;
-        end else if (have_head_reg) begin
-            bm_waddr = head_word;
-            bm_wdata = head_marked_reg;
-            bm_we = !started_reg || (!head_stale_reg && (head_new_reg || !head_seen_reg));
-        end
-    end
-end
-
 fpgatest_bram #(.WIDTH(32), .DEPTH_LOG2(WINDOW_LOG2-5)) bitmap_head (
     .clk(clk), .we(bm_we), .waddr(bm_waddr), .wdata(bm_wdata),
     .raddr(head_reg[WINDOW_LOG2-1:5]), .rdata(head_word_val));
@@ -198,6 +177,7 @@ assign stat_busy = !in_empty || flush_req_reg || t_state_reg != T_RUN || phase_r
 always @(posedge clk) begin
     in_pop = 1'b0;
     ev_push = 1'b0;
+    bm_we <= 1'b0;
     cnt_received <= 1'b0;
     cnt_late <= 1'b0;
     cnt_duplicate <= 1'b0;
@@ -263,6 +243,16 @@ always @(posedge clk) begin
                     phase_reg <= P_PLAN;
                 end
                 P_PLAN: begin
+                    // the act's bitmap write: retire the oldest number, or mark the head's
+                    if (need_slide_reg || flushing_reg) begin
+                        bm_we <= !window_empty_reg && !(whole_word_reg && old_zero_reg);
+                        bm_waddr <= old_word;
+                        bm_wdata <= whole_word_reg && old_ones_reg ? 32'd0 : old_cleared_reg;
+                    end else begin
+                        bm_we <= have_head_reg && (!started_reg || (!head_stale_reg && (head_new_reg || !head_seen_reg)));
+                        bm_waddr <= head_word;
+                        bm_wdata <= head_marked_reg;
+                    end
                     lose_whole_reg <= whole_word_reg && old_zero_reg;
                     keep_whole_reg <= whole_word_reg && old_ones_reg;
                     adv_reg <= window_empty_reg ? to_target_reg
@@ -322,6 +312,9 @@ always @(posedge clk) begin
             endcase
         end
         T_CLEAR: begin
+            bm_we <= 1'b1;
+            bm_waddr <= clear_idx_reg[WINDOW_LOG2-6:0];
+            bm_wdata <= 32'd0;
             clear_idx_reg <= clear_idx_reg + 1'b1;
             if (clear_idx_reg == WORDS - 1)
                 t_state_reg <= T_RUN;

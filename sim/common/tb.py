@@ -87,12 +87,14 @@ class TB:
         await ClockCycles(self.dut.clk, 40)
 
     async def pulse(self, *names):
+        """One-clock pulse; returns at the edge where the cores act on it (the port registers it once)."""
         await RisingEdge(self.dut.clk)
         for name in names:
             getattr(self.dut, name).value = 1
         await RisingEdge(self.dut.clk)
         for name in names:
             getattr(self.dut, name).value = 0
+        await RisingEdge(self.dut.clk)
 
     def get(self, name) -> int:
         return int(getattr(self.dut, name).value)
@@ -103,9 +105,9 @@ class TB:
         return await self.read_stats()
 
     async def snapshot_at(self, edge_time_ps: int) -> dict:
-        """Snapshot latched exactly at the rising edge edge_time_ps (which must be >= 2 clocks ahead)."""
+        """Snapshot latched exactly at the rising edge edge_time_ps (which must be >= 3 clocks ahead)."""
         now = int(cocotb.utils.get_sim_time("ps"))
-        await ClockCycles(self.dut.clk, (edge_time_ps - now) // CLK_PERIOD_PS - 2)
+        await ClockCycles(self.dut.clk, (edge_time_ps - now) // CLK_PERIOD_PS - 3)
         await self.pulse("ctl_snapshot")
         assert int(cocotb.utils.get_sim_time("ps")) == edge_time_ps
         return await self.read_stats()
