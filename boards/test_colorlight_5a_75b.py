@@ -29,7 +29,7 @@ def test_bitstream_builds_and_meets_timing():
     assert targets.count(125.0) == 3 and targets.count(50.0) == 1, report["clocks"]
     assert done.returncode == 0, f"build failed, see {log}"
     bitstream = BUILD_DIR / "gateware" / "colorlight_5a_75b.bit"
-    assert bitstream.stat().st_size > 500_000
+    assert bitstream.stat().st_size > 100_000
     # the board's register map carries the identity of this very gateware
     csr = json.loads((BUILD_DIR / "csr.json").read_text())
     assert csr["constants"]["fpgatest_build_id"] == board_build_id()
