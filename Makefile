@@ -26,7 +26,7 @@ help:
 	@echo "make sweep              the thesis method on the digital twin: fpgatest sweep --proto ipv4"
 	@echo "make test               run the test suite (cocotb + Verilator gateware, twin, host tool)"
 	@echo "make twin               build and serve the twin on socket://127.0.0.1:$(TWIN_PORT)"
-	@echo "make bench              line rate, twin speed, synthesis report -> build/bench/"
+	@echo "make bench              line rate, twin speed, synthesis, board Fmax on three seeds -> build/bench/"
 	@echo "make bitstream          Colorlight 5A-75B bitstream (Yosys + nextpnr-ecp5 + ecppack)"
 	@echo "make flash / make load  write it to SPI flash / SRAM with openFPGALoader"
 	@echo "make install            .venv with pinned dependencies and tool wrappers (done by the others)"
@@ -53,6 +53,7 @@ bench: install
 	cd $(ROOT) && $(PY) -m sim.bench.linerate --out build/bench/linerate.json
 	cd $(ROOT) && $(PY) -m sim.bench.twin_speed --out build/bench/twin_speed.json
 	cd $(ROOT) && $(PY) -m sim.bench.synth --out build/bench/synth.json
+	cd $(ROOT) && $(PY) -m sim.bench.board --out build/bench/board.json
 
 bitstream: install
 	mkdir -p build/$(BOARD)

@@ -20,14 +20,16 @@ import sys
 from pathlib import Path
 
 from migen import ClockDomain, ClockDomainsRenamer, ClockSignal, ResetSignal, Signal
+from migen.fhdl.specials import Tristate
 
-from litex.build.generic_platform import Subsignal
+from litex.build.generic_platform import IOStandard, Misc, Pins, Subsignal
 from litex.gen import LiteXModule
 from litex.soc.cores.clock import ECP5PLL
 from litex.soc.cores.uart import RS232PHY
 from litex.soc.integration.builder import Builder
 from litex_boards.platforms import colorlight_5a_75b
 
+from liteeth.phy.common import LiteEthPHYMDIO
 from liteeth.phy.ecp5rgmii import LiteEthPHYRGMII
 
 from litex_soc.soc import FPGATestSoC
@@ -36,6 +38,16 @@ from litex_soc.tester import ROOT, add_tester, gateware_id
 TESTER_CLK_FREQ = 125e6  # one byte per clock at 1 GbE: the 8 ns tick
 SYS_CLK_FREQ = 50e6      # CSR bus and UARTBone
 BUILD_DIR = ROOT / "build" / "colorlight_5a_75b"
+# MDIO addresses of the PHYs behind J3 (port 0) and J4 (port 1); not yet checked on a board:
+# `fpgatest info` names the PHY and its id it reads for each port
+PHY_ADDR = (0, 1)
+
+
+# revision 6.1, port 1: the PHY pins as litex-boards' colorlight_i5 wires the same PHY
+_V61_ETH1 = {
+    "rx_ctl":  Subsignal("rx_ctl",  Pins("M20")),
+    "rx_data": Subsignal("rx_data", Pins("P20 N19 N20 M19")),
+}
 
 
 class Platform(colorlight_5a_75b.Platform):
@@ -48,14 +60,27 @@ class Platform(colorlight_5a_75b.Platform):
     def __init__(self, gateware_dir: Path, **kwargs):
         colorlight_5a_75b.Platform.__init__(self, **kwargs)
         self.gateware_dir = Path(gateware_dir).resolve()
-        # both PHYs share one MDIO bus (same two pins); the tester never uses it, so drop it from
-        # the pads, else requesting the second port binds the pins twice
+        # Both PHYs share one MDIO bus (the same two pins in both "eth" entries) and, on 6.1, one
+        # reset pin: take them out of the per-port pads so that each is requested once, as
+        # "eth_mdio" and "eth_rst_n". Revision 6.1 of litex-boards 2023.12 also gives port 1's
+        # rx_ctl the RX clock's pin (L19) and N19 twice; its PHY is wired as on the Colorlight i5.
+        shared = {}
         available = []
         for name, number, *items in self.constraint_manager.available:
             if name == "eth":
-                items = [i for i in items if not (isinstance(i, Subsignal) and i.name in ("mdio", "mdc"))]
+                for item in items:
+                    if isinstance(item, Subsignal) and item.name in ("mdio", "mdc", "rst_n"):
+                        shared[item.name] = item.constraints
+                items = [i for i in items if not (isinstance(i, Subsignal) and i.name in ("mdio", "mdc", "rst_n"))]
+                if self.revision == "6.1" and number == 1:
+                    items = [_V61_ETH1.get(i.name, i) if isinstance(i, Subsignal) else i for i in items]
             available.append((name, number, *items))
         self.constraint_manager.available = available
+        self.add_extension([("eth_mdio", 0,
+                             Subsignal("mdio", *shared["mdio"]), Subsignal("mdc", *shared["mdc"]),
+                             IOStandard("LVCMOS33"))])
+        if "rst_n" in shared:
+            self.add_extension([("eth_rst_n", 0, *shared["rst_n"], IOStandard("LVCMOS33"), Misc("PULLMODE=UP"))])
 
     def add_source(self, filename, language=None, library=None, copy=False):
         before = len(self.sources)
@@ -87,6 +112,13 @@ class BaseSoC(FPGATestSoC):
         FPGATestSoC.__init__(self, platform, sys_clk_freq, ident="fpgatest colorlight_5a_75b")
         self.crg = _CRG(platform, sys_clk_freq)
         self.add_uartbone_phy(RS232PHY(platform.request("serial"), sys_clk_freq, 115200))
+        # the PHYs' shared management bus: link, speed and duplex (host-driven, LiteEth's MDIO core)
+        self.ethmdio = LiteEthPHYMDIO(platform.request("eth_mdio"))
+        for index, addr in enumerate(PHY_ADDR):
+            self.add_constant(f"FPGATEST_PORT{index}_PHY_ADDR", addr)
+        if "eth_rst_n" in _resource_names(platform):
+            # 6.1: the shared PHY reset also resets the PHY whose 25 MHz clocks the FPGA: never driven
+            self.specials += Tristate(platform.request("eth_rst_n"), 0, 0)
         if not with_tester:
             return
         ports = []
@@ -97,7 +129,7 @@ class BaseSoC(FPGATestSoC):
                 pads               = platform.request("eth", index),
                 tx_delay           = 0e-9,
                 with_hw_init_reset = False,
-                tx_clk             = ClockSignal("tester"),
+                tx_clk             = self.crg.cd_tester.clk,
             )
             phy = ClockDomainsRenamer({"eth_tx": f"eth{index}_tx", "eth_rx": f"eth{index}_rx"})(phy)
             self.add_module(f"ethphy{index}", phy)
@@ -115,6 +147,10 @@ class BaseSoC(FPGATestSoC):
             ]
             ports.append(gmii)
         add_tester(self, ports, build_extra=build_extra(revision), directions=port_directions(full_duplex))
+
+
+def _resource_names(platform) -> set[str]:
+    return {name for name, *_ in platform.constraint_manager.available}
 
 
 def port_directions(full_duplex: bool) -> list[tuple[bool, bool]]:

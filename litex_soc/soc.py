@@ -9,7 +9,7 @@ class FPGATestSoC(SoCMini):
     """CPU-less SoC; the host reaches the CSR bus through UARTBone (or Etherbone on a board)."""
 
     def __init__(self, platform, sys_clk_freq, ident="fpgatest", **kwargs):
-        SoCMini.__init__(self, platform, clk_freq=int(sys_clk_freq), ident=ident, ident_version=True,
+        SoCMini.__init__(self, platform, clk_freq=int(sys_clk_freq), ident=ident, ident_version=False,
                          csr_data_width=32, **kwargs)
 
     def add_uartbone_phy(self, phy, timeout_s: float = 0.1):

@@ -96,7 +96,7 @@ class CounterWindow(LiteXModule):
 class TesterPort(LiteXModule):
     """One fpgatest_port: every cfg_* a CSRStorage, every stat_* a CSRStatus, ctl_* one pulse register."""
 
-    def __init__(self, time_tick, gmii_tx, gmii_rx, rx_clk, rx_rst, cal_internal, defaults, global_control,
+    def __init__(self, time_tick, gmii_tx, gmii_rx, rx_clk, rx_rst, cal_internal, defaults, global_pulses,
                  with_tx=True, with_rx=True):
         ports = module_ports(RTL / "fpgatest_port.v")
         self.cal_cable = CSRStorage(32, description="Delay of this port's cable, 1/16 tick (0.5 ns).")
@@ -124,14 +124,14 @@ class TesterPort(LiteXModule):
         self.snapshot_pulse = Signal()  # in the tester domain
         for p in ctl:
             field = getattr(self.control.fields, p.name[4:])
-            # the tester-wide control register drives the same pulse in every port at once
-            shared = getattr(global_control.fields, p.name[4:], 0)
             sync = PulseSynchronizer("sys", "tester")
             self.submodules += sync
-            self.comb += sync.i.eq(field | shared)
+            self.comb += sync.i.eq(field)
+            # the tester-wide pulse crossed once (Tester) and reaches every port at the same edge
+            pulse = sync.o | global_pulses.get(p.name[4:], 0)
             if p.name == "ctl_snapshot":
-                self.comb += self.snapshot_pulse.eq(sync.o)
-            params["i_" + p.name] = sync.o
+                self.comb += self.snapshot_pulse.eq(pulse)
+            params["i_" + p.name] = pulse
         # configuration: write-only words behind cfg_addr/cfg_data, so that no read multiplexer is spent
         # on values the host wrote itself (the ECP5-25F is full); the word numbering is exported
         cfg = [p for p in ports if p.name.startswith("cfg_") and p.name not in _CAL_PORTS]
@@ -182,6 +182,15 @@ class Tester(LiteXModule):
 
         # # #
 
+        # one synchronizer per tester-wide field, fanned out in the tester domain: every port sees
+        # the pulse at the same tester edge
+        self.pulses = {}
+        for field in self.control.fields.fields:
+            sync = PulseSynchronizer("sys", "tester")
+            self.submodules += sync
+            self.comb += sync.i.eq(getattr(self.control.fields, field.name))
+            self.pulses[field.name] = sync.o
+
         self.time_tick = Signal(64)
         self.specials += Instance("fpgatest_timebase",
             i_clk=ClockSignal("tester"), i_rst=ResetSignal("tester"), o_time_tick=self.time_tick)
@@ -219,7 +228,7 @@ def add_tester(soc, phys_gmii: list, build_extra: str = "", directions: list | N
             rx_rst          = phy["rx_rst"],
             cal_internal    = tester.cal_internal.storage,
             defaults        = port_defaults(index, peer),
-            global_control  = tester.control,
+            global_pulses   = tester.pulses,
             with_tx         = directions[index][0],
             with_rx         = directions[index][1],
         )

@@ -56,6 +56,36 @@ localparam [31:0] SIG_MAGIC   = 32'h46504754;
 localparam [31:0] FCS_RESIDUE = 32'hDEBB20E3;
 
 // ---------------------------------------------------------------------------------------------
+// input stage: each byte registered once with the classes the parser compares it against, so no
+// comparison of the incoming byte sits on the parse path
+// ---------------------------------------------------------------------------------------------
+reg                b_valid, b_first, b_last, b_err;
+reg  [7:0]         b_data;
+reg  [STAMP_W-1:0] b_stamp;
+reg                b_is_00, b_is_dd, b_is_a8, b_is_08, b_is_86, b_is_81, b_is_88, b_is_45, b_is_udp, b_is_6x;
+
+always @(posedge clk) begin
+    b_valid <= s_valid;
+    b_first <= s_first;
+    b_last <= s_last;
+    b_err <= s_err;
+    b_data <= s_data;
+    b_stamp <= s_stamp;
+    b_is_00 <= s_data == 8'h00;
+    b_is_dd <= s_data == 8'hDD;
+    b_is_a8 <= s_data == 8'hA8;
+    b_is_08 <= s_data == 8'h08;
+    b_is_86 <= s_data == 8'h86;
+    b_is_81 <= s_data == 8'h81;
+    b_is_88 <= s_data == 8'h88;
+    b_is_45 <= s_data == 8'h45;
+    b_is_udp <= s_data == 8'd17;
+    b_is_6x <= s_data[7:4] == 4'h6;
+    if (rst)
+        b_valid <= 1'b0;
+end
+
+// ---------------------------------------------------------------------------------------------
 // parse
 // ---------------------------------------------------------------------------------------------
 reg         in_frame_reg;
@@ -70,24 +100,24 @@ reg  [63:0] rx_tick_reg;
 reg  [STAMP_W-1:0] stamp_age_reg;
 reg  [63:0] stamp_now_reg;
 
-wire [15:0] idx = s_first ? 16'd0 : idx_reg;
-wire [31:0] fcs_crc_in = s_first ? 32'hFFFFFFFF : fcs_crc_reg;
+wire [15:0] idx = b_first ? 16'd0 : idx_reg;
+wire [31:0] fcs_crc_in = b_first ? 32'hFFFFFFFF : fcs_crc_reg;
 wire [31:0] fcs_crc_next, sig_crc_next;
-fpgatest_crc32 fcs_crc_inst (.crc_in(fcs_crc_in), .data(s_data), .crc_out(fcs_crc_next));
-fpgatest_crc32 sig_crc_inst (.crc_in(sig_crc_reg), .data(s_data), .crc_out(sig_crc_next));
+fpgatest_crc32 fcs_crc_inst (.crc_in(fcs_crc_in), .data(b_data), .crc_out(fcs_crc_next));
+fpgatest_crc32 sig_crc_inst (.crc_in(sig_crc_reg), .data(b_data), .crc_out(sig_crc_next));
 // positions as one-hot shift registers instead of comparators: nxt_oh[k] = the next byte (unless it
 // starts a frame) is frame byte k, r3_oh[k] = it is IP header byte k; sig_wait counts the bytes left
 // before the signature, armed at the EtherType
 reg  [17:0] nxt_oh;
 reg  [9:0]  r3_oh;
 reg         eh_08_reg, eh_86_reg, eh_81_reg, eh_88_reg;   // the EtherType's (or TPID's) first byte
-wire        at12 = !s_first && nxt_oh[12];
-wire        at13 = !s_first && nxt_oh[13];
-wire        at16 = !s_first && nxt_oh[16];
-wire        at17 = !s_first && nxt_oh[17];
-wire        et_ipv4 = eh_08_reg && s_data == 8'h00;
-wire        et_ipv6 = eh_86_reg && s_data == 8'hDD;
-wire        et_tag  = (eh_81_reg && s_data == 8'h00) || (eh_88_reg && s_data == 8'hA8);
+wire        at12 = !b_first && nxt_oh[12];
+wire        at13 = !b_first && nxt_oh[13];
+wire        at16 = !b_first && nxt_oh[16];
+wire        at17 = !b_first && nxt_oh[17];
+wire        et_ipv4 = eh_08_reg && b_is_00;
+wire        et_ipv6 = eh_86_reg && b_is_dd;
+wire        et_tag  = (eh_81_reg && b_is_00) || (eh_88_reg && b_is_a8);
 reg  [5:0]  sig_wait_reg;
 reg         sig_armed_reg, is_v4_reg, is_v6_reg;
 reg         in_sig;               // this byte belongs to the signature (decided one byte ahead)
@@ -102,7 +132,7 @@ reg  [15:0] end_stream_reg;
 reg  [47:0] end_seq_reg, end_tx_reg;
 reg  [63:0] end_rx_tick_reg;
 
-wire        abort = s_valid && s_first && in_frame_reg;
+wire        abort = b_valid && b_first && in_frame_reg;
 
 always @(posedge clk) begin
     end_valid_reg <= 1'b0;
@@ -116,18 +146,18 @@ always @(posedge clk) begin
         end_sig_full_reg <= 1'b0;
     end
 
-    if (s_valid) begin
-        in_frame_reg <= !s_last;
+    if (b_valid) begin
+        in_frame_reg <= !b_last;
         idx_reg <= idx == 16'hFFFF ? idx : idx + 16'd1;
         fcs_crc_reg <= fcs_crc_next;
 
-        nxt_oh <= s_first ? 18'd2 : {nxt_oh[16:0], 1'b0};
+        nxt_oh <= b_first ? 18'd2 : {nxt_oh[16:0], 1'b0};
         r3_oh <= {r3_oh[8:0], 1'b0};
         if (sig_armed_reg && sig_wait_reg != 6'd0)
             sig_wait_reg <= sig_wait_reg - 6'd1;
         // the next byte is a signature byte: the countdown ends now, or the signature goes on
         in_sig <= in_sig ? sig_cnt_reg < 5'd17 : (sig_armed_reg && sig_wait_reg == 6'd1);
-        if (s_first) begin
+        if (b_first) begin
             vlan_reg <= 1'b0;
             r3_oh <= 10'd0;
             sig_armed_reg <= 1'b0;
@@ -138,16 +168,16 @@ always @(posedge clk) begin
             sig_cnt_reg <= 5'd0;
             sig_crc_reg <= SIG_MAGIC;
             // widen the RX stamp (taken a few ticks ago, less than 2^STAMP_W): age now, subtract next clock
-            stamp_age_reg <= time_tick[STAMP_W-1:0] - s_stamp;
+            stamp_age_reg <= time_tick[STAMP_W-1:0] - b_stamp;
             stamp_now_reg <= time_tick;
         end
 
         // Ethernet header, optional 802.1Q/802.1ad tag
         if (at12 || (vlan_reg && at16)) begin
-            eh_08_reg <= s_data == 8'h08;
-            eh_86_reg <= s_data == 8'h86;
-            eh_81_reg <= s_data == 8'h81;
-            eh_88_reg <= s_data == 8'h88;
+            eh_08_reg <= b_is_08;
+            eh_86_reg <= b_is_86;
+            eh_81_reg <= b_is_81;
+            eh_88_reg <= b_is_88;
         end
         if (at13 || (vlan_reg && at17)) begin
             if (at13 && et_tag) begin
@@ -165,27 +195,27 @@ always @(posedge clk) begin
         end
 
         // IP header: must be IPv4 without options carrying UDP, or IPv6 with UDP next
-        if (!s_first && is_v4_reg && r3_oh[0] && s_data != 8'h45)
+        if (!b_first && is_v4_reg && r3_oh[0] && !b_is_45)
             l3_ok_reg <= 1'b0;
-        if (!s_first && is_v4_reg && r3_oh[9] && s_data != 8'd17)
+        if (!b_first && is_v4_reg && r3_oh[9] && !b_is_udp)
             l3_ok_reg <= 1'b0;
-        if (!s_first && is_v6_reg && r3_oh[0] && s_data[7:4] != 4'h6)
+        if (!b_first && is_v6_reg && r3_oh[0] && !b_is_6x)
             l3_ok_reg <= 1'b0;
-        if (!s_first && is_v6_reg && r3_oh[6] && s_data != 8'd17)
+        if (!b_first && is_v6_reg && r3_oh[6] && !b_is_udp)
             l3_ok_reg <= 1'b0;
 
         // signature
-        if (!s_first && in_sig) begin
-            sig_reg <= {sig_reg[135:0], s_data};
+        if (!b_first && in_sig) begin
+            sig_reg <= {sig_reg[135:0], b_data};
             sig_cnt_reg <= sig_cnt_reg + 5'd1;
             if (sig_cnt_reg < 5'd14)
                 sig_crc_reg <= sig_crc_next;
         end
 
-        if (s_last) begin
+        if (b_last) begin
             end_valid_reg <= 1'b1;
             end_crc_reg <= fcs_crc_next;
-            end_err_reg <= s_err;
+            end_err_reg <= b_err;
             end_len_reg <= idx + 16'd1;
             // the signature is complete once 18 bytes were taken; the check covers the first 14
             end_sig_full_reg <= l3_ok_reg && sig_cnt_reg == 5'd18;

@@ -175,19 +175,23 @@ reg [15:0] udp_csum_reg;
 reg [19:0] ip_sum_reg;
 reg [15:0] ip_csum_reg;
 
-assign stat_busy = state_reg != ST_IDLE;
+reg [7:0] cfg_errors_reg;
+reg       start_reg, load_reg;         // a start was taken (the copy of the settings is enabled by load_reg)
+assign stat_busy = state_reg != ST_IDLE || load_reg;   // busy from the clock the start is taken
 
 // the frame's last clock (pos = size + 7, the last FCS byte), the gap's last clock and the end of the
 // run, each a flag registered one clock ahead so that no comparator drives the state machine
-reg  [15:0] last_m1_reg;           // size + 6
+reg  [15:0] last_m2_reg;           // size + 5
+reg         at_m2_reg;             // pos was size + 5 at the last edge (pos moves by one per frame clock)
 reg  [31:0] burst_last_reg;        // burst_len - 1
 reg         burst_on_reg;          // burst_len != 0
 reg         at_last_reg, gap_done_reg, run_done_reg, gap_m1_zero_reg;
 always @(posedge clk) begin
-    last_m1_reg <= size_reg + 16'd6;
+    last_m2_reg <= size_reg + 16'd5;
+    at_m2_reg <= state_reg == ST_FRAME && pos_reg == last_m2_reg;
     burst_last_reg <= burst_len_reg - 32'd1;
     burst_on_reg <= burst_len_reg != 32'd0;
-    at_last_reg <= state_reg == ST_FRAME && !at_last_reg && pos_reg == last_m1_reg;
+    at_last_reg <= state_reg == ST_FRAME && !at_last_reg && at_m2_reg;
     // the run's frame count moved at pos 0, a gap is >= 1 clock later: exact; a stop counts one clock late
     run_done_reg <= (count_reg != 0 && run_frames_reg == count_reg) || stop_req_reg;
     if (rst)
@@ -222,42 +226,25 @@ end
 localparam [15:0] TS_LEAD = 16'd10;
 wire [47:0] sfd_tick = time_tick[47:0] + {32'd0, TS_LEAD};   // the frame starting now
 
+// start: registered with the check of the settings, so that the copy below is enabled straight from
+// one flip-flop (load_reg) and not through the check
+always @(posedge clk) begin
+    cfg_errors_reg <= cfg_errors;
+    start_reg <= ctl_start && state_reg == ST_IDLE;
+    load_reg <= ctl_start && state_reg == ST_IDLE && cfg_errors == 8'h00;
+    if (rst) begin
+        start_reg <= 1'b0;
+        load_reg <= 1'b0;
+    end
+end
+
 always @(posedge clk) begin
     at_pos_reg <= {at_pos_reg[20:0], 1'b0};
+    if (start_reg)
+        stat_error <= cfg_errors_reg;
     case (state_reg)
         ST_IDLE: begin
-            if (ctl_start) begin
-                stat_error <= cfg_errors;
-                if (cfg_errors == 8'h00) begin
-                    proto_reg     <= cfg_proto;
-                    vlan_en_reg   <= cfg_vlan_en;
-                    vlan_tci_reg  <= cfg_vlan_tci;
-                    dst_mac_reg   <= cfg_dst_mac;
-                    src_mac_reg   <= cfg_src_mac;
-                    ethertype_reg <= cfg_ethertype;
-                    ttl_reg       <= cfg_ip_ttl;
-                    tos_reg       <= cfg_ip_tos;
-                    src_ip_reg    <= cfg_src_ip;
-                    dst_ip_reg    <= cfg_dst_ip;
-                    udp_src_reg   <= cfg_udp_src;
-                    udp_dst_reg   <= cfg_udp_dst;
-                    stream_reg    <= cfg_stream_id;
-                    size_reg      <= cfg_size;
-                    ifg_reg       <= cfg_ifg;
-                    frac_num_reg  <= cfg_ifg_frac_num;
-                    frac_den_reg  <= cfg_ifg_frac_den;
-                    burst_len_reg <= cfg_burst_len;
-                    burst_gap_reg <= cfg_burst_gap;
-                    count_reg     <= cfg_count;
-                    seq_cur_reg   <= cfg_seq_start;
-                    run_frames_reg <= 48'd0;
-                    burst_cnt_reg <= 32'd0;
-                    frac_acc_reg  <= 32'd0;
-                    stop_req_reg  <= 1'b0;
-                    prep_cnt_reg  <= 5'd0;
-                    state_reg     <= ST_PREP;
-                end
-            end
+            // a run starts with load_reg, below
         end
         ST_PREP: begin
             // derived registers settle and the constant checksum words are summed
@@ -302,6 +289,35 @@ always @(posedge clk) begin
             end
         end
     endcase
+    if (load_reg) begin
+        proto_reg     <= cfg_proto;
+        vlan_en_reg   <= cfg_vlan_en;
+        vlan_tci_reg  <= cfg_vlan_tci;
+        dst_mac_reg   <= cfg_dst_mac;
+        src_mac_reg   <= cfg_src_mac;
+        ethertype_reg <= cfg_ethertype;
+        ttl_reg       <= cfg_ip_ttl;
+        tos_reg       <= cfg_ip_tos;
+        src_ip_reg    <= cfg_src_ip;
+        dst_ip_reg    <= cfg_dst_ip;
+        udp_src_reg   <= cfg_udp_src;
+        udp_dst_reg   <= cfg_udp_dst;
+        stream_reg    <= cfg_stream_id;
+        size_reg      <= cfg_size;
+        ifg_reg       <= cfg_ifg;
+        frac_num_reg  <= cfg_ifg_frac_num;
+        frac_den_reg  <= cfg_ifg_frac_den;
+        burst_len_reg <= cfg_burst_len;
+        burst_gap_reg <= cfg_burst_gap;
+        count_reg     <= cfg_count;
+        seq_cur_reg   <= cfg_seq_start;
+        run_frames_reg <= 48'd0;
+        burst_cnt_reg <= 32'd0;
+        frac_acc_reg  <= 32'd0;
+        stop_req_reg  <= 1'b0;
+        prep_cnt_reg  <= 5'd0;
+        state_reg     <= ST_PREP;
+    end
 
     if (ctl_stop && state_reg != ST_IDLE)
         stop_req_reg <= 1'b1;

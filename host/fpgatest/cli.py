@@ -54,6 +54,18 @@ def is_twin(args) -> bool:
     return args.url == "twin" or args.url.startswith("socket://")
 
 
+def check_links(tester, args, ports) -> None:
+    """Measure only over links at 1000 Mb/s full duplex (the ECP5 RGMII PHY carries nothing else)."""
+    from fpgatest.tester import SettingError
+
+    if getattr(args, "ignore_link", False):
+        return
+    try:
+        tester.require_links(ports)
+    except SettingError as err:
+        raise UserError(str(err)) from None
+
+
 def load_calibration(tester, args) -> dict | None:
     from fpgatest.measure import check_calibration_file
 
@@ -108,6 +120,11 @@ def cmd_info(args) -> int:
         print(f"target      {dev.url}")
         print(f"register map {dev.map.path}  build id {dev.map.build_id:#010x} (matches the gateware)")
         print(f"ports       {t.n_ports}")
+        links = t.links()
+        for i, link in enumerate(links or []):
+            print(f"link port {i}: {link.describe()}")
+        if links is None:
+            print("links       no PHY management in this build (the twin's links are ideal, always 1000/full)")
         snap = t.snapshot()
         print(f"tester time {snap['time_ticks']} ticks ({snap['time_ticks'] * 8e-9:.6f} s)")
         cal = t.calibration()
@@ -141,6 +158,7 @@ def cmd_run(args) -> int:
     plan.streams()
     console = Console()
     with open_tester(args) as t:
+        check_links(t, args, [args.tx_port, args.rx_port])
         load_calibration(t, args)
         apply_dut(t, args)
         console.print(f"[bold]{args.proto} {args.size} B[/] port {args.tx_port} -> port {args.rx_port}, "
@@ -216,6 +234,7 @@ def cmd_sweep(args) -> int:
     if (out / "samples.csv").exists():
         raise UserError(f"{out} already holds results; choose another --out")
     with open_tester(args) as t:
+        check_links(t, args, [args.tx_port, args.rx_port])
         load_calibration(t, args)
         apply_dut(t, args)
         results = ResultsDir(out, {})
@@ -271,6 +290,7 @@ def cmd_calibrate(args) -> int:
         input(f"connect port {args.tx_port} to port {args.rx_port} with the {length} m cable, then press Enter ")
 
     with open_tester(args) as t:
+        check_links(t, args, range(t.n_ports))
         cal = calibrate(t, lengths, args.frames, ask=ask)
         port_cables = port_cables if port_cables is not None else [0.0] * t.n_ports
         cables_ns = apply_calibration(t, cal, port_cables)
@@ -314,6 +334,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"calibration file to apply (default {DEFAULT_CALIBRATION} if present; 'none' for none)")
     common.add_argument("--tx-port", type=int, default=0, help="sending port")
     common.add_argument("--rx-port", type=int, default=1, help="receiving port")
+    common.add_argument("--ignore-link", action="store_true",
+                        help="measure even when a port's PHY reports no link at 1000 Mb/s full duplex (experts)")
     common.add_argument("--dut", action="append", metavar="KEY=VALUE",
                         help="twin only: set the switch model first, e.g. latency_ns=2000, rate_mbps=500, "
                              "buffer_bytes=16384, cut_through=1 (repeatable)")

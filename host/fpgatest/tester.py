@@ -6,6 +6,7 @@ import time
 from dataclasses import dataclass, field
 
 from fpgatest.driver import LAT_UNITS_PER_TICK, TICK_NS, Device, MapError
+from fpgatest.mdio import LinkStatus, Mdio, MdioError
 
 PROTOS = {"eth": 0, "ipv4": 1, "ipv6": 2}
 MAX_SIZE = 16383
@@ -159,6 +160,33 @@ class Tester:
                 return now
             left_s = (ticks - (now - start)) * TICK_NS * 1e-9
             time.sleep(min(0.2, max(0.005, left_s / 4)))
+
+    # ---- links --------------------------------------------------------------------------------
+
+    def links(self) -> list[LinkStatus] | None:
+        """Each port's PHY link over MDIO; None when the build has no PHY management (the twin)."""
+        if "ethmdio_w" not in self.dev.map:
+            return None
+        mdio = Mdio(self.dev)
+        out = []
+        for port in range(self.n_ports):
+            addr = int(self.dev.map.constants[f"fpgatest_port{port}_phy_addr"])
+            try:
+                out.append(mdio.link(addr))
+            except MdioError as err:
+                raise SettingError(f"port {port}: {err}") from None
+        return out
+
+    def require_links(self, ports) -> None:
+        """Refuse to measure over a port whose link is down or not 1000 Mb/s full duplex."""
+        links = self.links()
+        if links is None:
+            return
+        bad = [f"port {p}: {links[p].describe()}" for p in sorted(set(ports))
+               if 0 <= p < len(links) and not links[p].usable]
+        if bad:
+            raise SettingError("link not at 1000 Mb/s full duplex: " + "; ".join(bad)
+                               + " (--ignore-link measures anyway)")
 
     # ---- results ------------------------------------------------------------------------------
 

@@ -1,0 +1,102 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""PHY link state over IEEE 802.3 clause 22 MDIO, bit-banged through LiteEth's MDIO core (ethmdio_w/r)."""
+
+from dataclasses import dataclass
+
+# ethmdio_w fields (liteeth.phy.common.LiteEthPHYMDIO): mdc, oe, w
+MDC, OE, DO = 1, 2, 4
+
+# clause 22 registers and bits
+BMCR, BMSR, PHYSID1, PHYSID2, ANAR, ANLPAR, GBCR, GBSR = 0, 1, 2, 3, 4, 5, 9, 10
+BMCR_ANEG_EN, BMCR_SPEED_LSB, BMCR_SPEED_MSB, BMCR_FULL = 1 << 12, 1 << 13, 1 << 6, 1 << 8
+BMSR_LINK, BMSR_ANEG_DONE = 1 << 2, 1 << 5
+GBCR_1000FD, GBCR_1000HD, GBSR_LP_1000FD, GBSR_LP_1000HD = 1 << 9, 1 << 8, 1 << 11, 1 << 10
+# (advertised & partner) bits of ANAR/ANLPAR, best first
+AN_MODES = ((1 << 8, 100, True), (1 << 7, 100, False), (1 << 6, 10, True), (1 << 5, 10, False))
+
+
+class MdioError(Exception):
+    """No PHY answers at the address."""
+
+
+@dataclass(frozen=True)
+class LinkStatus:
+    phy_addr: int
+    phy_id: int            # PHYSID1 << 16 | PHYSID2
+    up: bool
+    speed_mbps: int | None  # resolved speed when up
+    full_duplex: bool | None
+
+    @property
+    def usable(self) -> bool:
+        """The ECP5 RGMII PHY carries 1000 Mb/s full duplex only."""
+        return self.up and self.speed_mbps == 1000 and bool(self.full_duplex)
+
+    def describe(self) -> str:
+        if not self.up:
+            return f"PHY {self.phy_addr} (id {self.phy_id:#010x}): link down"
+        duplex = "full" if self.full_duplex else "half"
+        return f"PHY {self.phy_addr} (id {self.phy_id:#010x}): link up {self.speed_mbps} Mb/s {duplex} duplex"
+
+
+class Mdio:
+    """Clause 22 frames as the LiteX BIOS sends them (libliteeth/mdio.c): data set with MDC low, the
+    PHY samples on the rising edge; read bits are sampled with MDC low after the PHY's rising edge."""
+
+    def __init__(self, device):
+        self.dev = device
+
+    def _w(self, value: int) -> None:
+        self.dev.write("ethmdio_w", value)
+
+    def _send(self, value: int, bits: int) -> None:
+        for i in reversed(range(bits)):
+            d = DO if (value >> i) & 1 else 0
+            self._w(OE | d)
+            self._w(OE | d | MDC)
+        self._w(OE)
+
+    def _turnaround(self) -> None:
+        for _ in range(2):
+            self._w(MDC)
+            self._w(0)
+
+    def read(self, phy: int, reg: int) -> int:
+        if not (0 <= phy < 32 and 0 <= reg < 32):
+            raise ValueError(f"MDIO address out of range: PHY {phy}, register {reg}")
+        self._send(0xFFFFFFFF, 32)                                # preamble
+        self._send((0b0110 << 10) | (phy << 5) | reg, 14)         # start 01, read 10, PHY, register
+        self._turnaround()
+        value = 0
+        for _ in range(16):
+            value = (value << 1) | (self.dev.read("ethmdio_r") & 1)
+            self._w(MDC)
+            self._w(0)
+        self._turnaround()
+        return value
+
+    def link(self, phy: int) -> LinkStatus:
+        ident = (self.read(phy, PHYSID1) << 16) | self.read(phy, PHYSID2)
+        if ident in (0, 0xFFFFFFFF):
+            raise MdioError(f"no PHY answers at MDIO address {phy}")
+        self.read(phy, BMSR)                # the link bit latches low: the second read is the state now
+        bmsr = self.read(phy, BMSR)
+        up = bool(bmsr & BMSR_LINK)
+        if not up:
+            return LinkStatus(phy, ident, False, None, None)
+        bmcr = self.read(phy, BMCR)
+        if not bmcr & BMCR_ANEG_EN:
+            speed = 1000 if bmcr & BMCR_SPEED_MSB else 100 if bmcr & BMCR_SPEED_LSB else 10
+            return LinkStatus(phy, ident, True, speed, bool(bmcr & BMCR_FULL))
+        if not bmsr & BMSR_ANEG_DONE:
+            return LinkStatus(phy, ident, True, None, None)
+        gbcr, gbsr = self.read(phy, GBCR), self.read(phy, GBSR)
+        if gbcr & GBCR_1000FD and gbsr & GBSR_LP_1000FD:
+            return LinkStatus(phy, ident, True, 1000, True)
+        if gbcr & GBCR_1000HD and gbsr & GBSR_LP_1000HD:
+            return LinkStatus(phy, ident, True, 1000, False)
+        common = self.read(phy, ANAR) & self.read(phy, ANLPAR)
+        for bit, speed, full in AN_MODES:
+            if common & bit:
+                return LinkStatus(phy, ident, True, speed, full)
+        return LinkStatus(phy, ident, True, None, None)

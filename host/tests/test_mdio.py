@@ -1,0 +1,114 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""Link checks over MDIO: the host's clause 22 bit-banging against a bit-level PHY model."""
+
+import pytest
+
+from fpgatest.mdio import DO, MDC, OE, Mdio, MdioError
+from fpgatest.tester import SettingError, Tester
+
+
+class Clause22Phy:
+    """A PHY on an MDIO bus, seen bit by bit: samples MDIO on MDC's rising edge, answers reads."""
+
+    def __init__(self, addr: int, regs: dict[int, int]):
+        self.addr, self.regs = addr, regs
+        self.bits = []          # bits the station drove since the last frame
+        self.out = None         # bits this PHY drives (read data), one per rising edge
+        self.drive = 1          # the level this PHY puts on MDIO (pulled up when released)
+
+    def rising(self, station_oe: bool, station_bit: int) -> None:
+        if self.out:
+            self.drive = self.out.pop(0)      # the PHY changes MDIO after the rising edge
+            return
+        self.bits.append(station_bit if station_oe else 1)
+        b = self.bits
+        # preamble of 32 ones, then start 01, op 10 (read), PHY address, register address
+        if len(b) >= 46 and b[-46:-14] == [1] * 32 and b[-14:-10] == [0, 1, 1, 0]:
+            phy = int("".join(map(str, b[-10:-5])), 2)
+            reg = int("".join(map(str, b[-5:])), 2)
+            self.bits = []
+            if phy == self.addr:
+                value = self.regs.get(reg, 0)
+                # turnaround: released until the first edge, then 0; 16 bits MSB first; released again
+                self.out = [0] + [(value >> i) & 1 for i in reversed(range(16))] + [1]
+
+
+class FakeMap:
+    def __init__(self, constants):
+        self.constants = constants
+        self.registers = {"ethmdio_w": None, "ethmdio_r": None}
+
+    def __contains__(self, name):
+        return name in self.registers
+
+    def n_ports(self):
+        return 2
+
+
+class MdioBus:
+    """ethmdio_w / ethmdio_r of LiteEthPHYMDIO, with PHYs attached."""
+
+    def __init__(self, phys):
+        self.phys, self.w, self.writes = phys, 0, 0
+        self.map = FakeMap({"fpgatest_port0_phy_addr": 0, "fpgatest_port1_phy_addr": 1})
+
+    def write(self, name, value):
+        assert name == "ethmdio_w"
+        self.writes += 1
+        if value & MDC and not self.w & MDC:
+            for phy in self.phys:
+                phy.rising(bool(value & OE), 1 if value & DO else 0)
+        self.w = value
+
+    def read(self, name):
+        assert name == "ethmdio_r"
+        level = 1 if not self.w & OE else (1 if self.w & DO else 0)
+        for phy in self.phys:
+            level &= phy.drive
+        return level
+
+
+GIGABIT = {0: 0x1140, 1: 0x796D, 2: 0x0362, 3: 0x5E6A, 4: 0x01E1, 5: 0xC5E1, 9: 0x0300, 10: 0x3C00}
+
+
+def test_reads_registers_bit_exactly():
+    phy = Clause22Phy(3, {2: 0x0362, 3: 0x5E6A, 17: 0xA5C3})
+    mdio = Mdio(MdioBus([phy]))
+    assert mdio.read(3, 2) == 0x0362
+    assert mdio.read(3, 17) == 0xA5C3
+    assert mdio.read(3, 3) == 0x5E6A
+    assert mdio.read(4, 2) == 0xFFFF          # nobody answers: the bus stays pulled up
+
+
+@pytest.mark.parametrize("regs, expect", [
+    (GIGABIT, (True, 1000, True)),
+    ({**GIGABIT, 10: 0x0400}, (True, 1000, False)),                     # partner 1000 half only
+    ({**GIGABIT, 9: 0x0000, 10: 0x0000}, (True, 100, True)),            # gigabit not advertised: 100 full
+    ({**GIGABIT, 5: 0x0021, 9: 0x0000}, (True, 10, False)),             # partner 10 half only
+    ({**GIGABIT, 1: 0x7969}, (False, None, None)),                      # link bit clear
+    ({**GIGABIT, 0: 0x0100, 9: 0}, (True, 10, True)),                   # forced 10 full
+    ({**GIGABIT, 0: 0x2100, 9: 0}, (True, 100, True)),                  # forced 100 full
+])
+def test_link_speed_and_duplex(regs, expect):
+    link = Mdio(MdioBus([Clause22Phy(1, regs)])).link(1)
+    assert (link.up, link.speed_mbps, link.full_duplex) == expect
+    assert link.phy_id == 0x03625E6A
+    assert link.usable == (expect == (True, 1000, True))
+
+
+def test_measurements_refused_unless_both_links_are_gigabit_full():
+    good, slow = Clause22Phy(0, GIGABIT), Clause22Phy(1, {**GIGABIT, 9: 0, 10: 0})
+    tester = Tester(MdioBus([good, slow]))
+    tester.require_links([0])                     # port 0 alone is fine
+    with pytest.raises(SettingError, match=r"port 1: PHY 1 .*link up 100 Mb/s full duplex"):
+        tester.require_links([0, 1])
+    links = tester.links()
+    assert [link.usable for link in links] == [True, False]
+
+
+def test_missing_phy_is_an_error():
+    tester = Tester(MdioBus([Clause22Phy(0, GIGABIT)]))
+    with pytest.raises(SettingError, match="port 1: no PHY answers at MDIO address 1"):
+        tester.links()
+    with pytest.raises(MdioError):
+        Mdio(MdioBus([])).link(0)
