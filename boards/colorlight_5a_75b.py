@@ -146,7 +146,8 @@ class BaseSoC(FPGATestSoC):
                 phy.source.ready.eq(1),
             ]
             ports.append(gmii)
-        add_tester(self, ports, build_extra=build_extra(revision), directions=port_directions(full_duplex))
+        add_tester(self, ports, target="ecp5", build_extra=build_extra(revision),
+                   directions=port_directions(full_duplex))
 
 
 def _resource_names(platform) -> set[str]:

@@ -78,7 +78,7 @@ class TwinSoC(FPGATestSoC):
             port["rx_clk"] = Signal()
             port["rx_rst"] = Signal()
             self.comb += [port["rx_clk"].eq(self.crg.cd_sys.clk), port["rx_rst"].eq(self.crg.cd_sys.rst)]
-        add_tester(self, ports, build_extra="twin")
+        add_tester(self, ports, target="generic", build_extra="twin")
         add_switch_model(self, ports[0], ports[1])
 
 
@@ -120,7 +120,7 @@ def command(port: int, build_dir: Path = BUILD_DIR) -> tuple[list[str], Path]:
     return [str(gateware / "obj_dir" / "Vsim")], run_dir
 
 
-SOURCES = [*sorted((ROOT / "rtl").glob("*.v")), *sorted((ROOT / "sim" / "models").glob("*.v")),
+SOURCES = [*sorted((ROOT / "rtl").rglob("*.v")), *sorted((ROOT / "sim" / "models").glob("*.v")),
            *sorted((ROOT / "litex_soc").glob("*.py")), Path(__file__)]
 
 

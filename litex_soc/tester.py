@@ -51,18 +51,28 @@ def port_defaults(index: int, peer: int) -> dict:
 _CAL_PORTS = ("cfg_cal_internal", "cfg_cal_tx_cable", "cfg_cal_rx_cable")
 
 
+# vendor primitives live behind small wrappers, one directory per target; every other core is common
+TARGETS = ("ecp5", "generic")
+
+
+def rtl_sources(target: str) -> list[Path]:
+    """The tester cores for one target: rtl/*.v plus that target's wrappers (rtl/<target>/*.v)."""
+    assert target in TARGETS, f"unknown target {target!r}"
+    return sorted(RTL.glob("*.v")) + sorted((RTL / target).glob("*.v"))
+
+
 def gateware_id(extra: str = "") -> int:
     """32-bit identity of the gateware and its register map: a hash of every source that shapes them."""
     h = hashlib.sha256(extra.encode())
-    for path in sorted(list(RTL.glob("*.v")) + list((ROOT / "litex_soc").glob("*.py"))
+    for path in sorted(list(RTL.rglob("*.v")) + list((ROOT / "litex_soc").glob("*.py"))
                        + list((ROOT / "sim" / "models").glob("*.v"))):
-        h.update(path.name.encode())
+        h.update(str(path.relative_to(ROOT)).encode())
         h.update(path.read_bytes())
     return int.from_bytes(h.digest()[:4], "big")
 
 
-def add_sources(platform) -> None:
-    for path in sorted(RTL.glob("*.v")):
+def add_sources(platform, target: str) -> None:
+    for path in rtl_sources(target):
         platform.add_source(str(path))
 
 
@@ -203,8 +213,10 @@ class Tester(LiteXModule):
         ]
 
 
-def add_tester(soc, phys_gmii: list, build_extra: str = "", directions: list | None = None) -> Tester:
+def add_tester(soc, phys_gmii: list, target: str, build_extra: str = "", directions: list | None = None) -> Tester:
     """Add the tester with one port per entry of phys_gmii: dicts with tx/rx GMII signals and RX clock.
+
+    target: which primitive wrappers to build with ("ecp5" on the board, "generic" in the twin).
 
     directions: per port (with_tx, with_rx); default both. A device too small for two full-duplex
     ports can build port 0 as a generator and port 1 as a receiver; the register map is the same.
@@ -216,7 +228,7 @@ def add_tester(soc, phys_gmii: list, build_extra: str = "", directions: list | N
     soc.add_module("tester", tester)
     soc.add_constant("FPGATEST_BUILD_ID", build_id)
     soc.add_constant("FPGATEST_TICK_NS", 8)
-    add_sources(soc.platform)
+    add_sources(soc.platform, target)
     ports = []
     for index, phy in enumerate(phys_gmii):
         peer = (index + 1) % n if n > 1 else index

@@ -9,7 +9,7 @@ top=${1:-fpgatest_port}
 seed=${2:-1}
 out=build/ooc/$top
 mkdir -p "$out"
-yosys -q -p "read_verilog $(ls rtl/*.v | tr '\n' ' '); synth_ecp5 -top $top -json $out/netlist.json"
+yosys -q -p "read_verilog $(ls rtl/*.v rtl/ecp5/*.v | tr '\n' ' '); synth_ecp5 -top $top -json $out/netlist.json"
 nextpnr-ecp5 --25k --package CABGA256 --speed 6 --out-of-context --freq 125 --json "$out/netlist.json" \
     --report "$out/report.json" --seed "$seed" 2>&1 | tee "$out/nextpnr.log" \
     | grep -E "Max frequency|ERROR|TRELLIS_COMB" || true

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from boards.colorlight_5a_75b import BUILD_DIR, timing_report
+from litex_soc.tester import rtl_sources
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -46,7 +47,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
-    files = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "rtl").glob("*.v"))
+    files = [str(p.relative_to(ROOT)) for p in rtl_sources("ecp5")]
     workdir = ROOT / "build" / "synth"
     reports = [synthesize(top, files, workdir) for top in ("fpgatest_port", "fpgatest_timebase")]
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -3,6 +3,7 @@
 
 from pathlib import Path
 
+from litex_soc.tester import rtl_sources as tester_rtl_sources
 from litex_soc.verilog_ports import module_ports
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -78,7 +79,8 @@ endmodule
 
 
 def rtl_sources() -> list[Path]:
-    return sorted(p for p in RTL.glob("*.v"))
+    """What Verilator simulates: the cores with the generic wrappers."""
+    return tester_rtl_sources("generic")
 
 
 def write_harness(build_dir: Path) -> Path:

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// fpgatest_bram: simple dual-port block RAM with a registered output (two clocks from address to data).
+// fpgatest_bram (ECP5): simple dual-port block RAM with a registered output (two clocks from address to data).
 
 `resetall
 `timescale 1ns / 1ps
@@ -7,10 +7,11 @@
 
 /*
  * rdata = mem[raddr] two clocks after raddr (as of the edge that samples raddr; a write to the same
- * address at that edge is not seen). On the ECP5 each 18-bit slice is a DP16KD (port A writes,
- * port B reads) with its output register on (REGMODE "OUTREG"): the RAM's slow clock-to-out then ends
- * in the block's own register and the data leave it at flip-flop speed. Anywhere else (Verilator)
- * the same behaviour in plain Verilog. Contents start at zero.
+ * address at that edge is not seen). Each 18-bit slice is a DP16KD (port A writes, port B reads)
+ * with its output register on (REGMODE "OUTREG"): the RAM's slow clock-to-out then ends in the
+ * block's own register and the data leave it at flip-flop speed. Contents start at zero.
+ * rtl/generic/fpgatest_bram.v is the same behaviour in plain Verilog (Verilator, other targets);
+ * the build picks one file per target (litex_soc.tester.rtl_sources).
  */
 module fpgatest_bram #(
     parameter WIDTH = 36,
@@ -26,7 +27,6 @@ module fpgatest_bram #(
 
 initial if (DEPTH_LOG2 > 10) $error("fpgatest_bram: DEPTH_LOG2 above 10");
 
-`ifdef SYNTHESIS
 localparam SLICES = (WIDTH + 17) / 18;
 wire [18*SLICES-1:0] wdata_x = {{(18*SLICES-WIDTH){1'b0}}, wdata};
 wire [18*SLICES-1:0] rdata_x;
@@ -66,24 +66,6 @@ generate
         );
     end
 endgenerate
-`else
-reg [WIDTH-1:0] mem [0:(1<<DEPTH_LOG2)-1];
-reg [WIDTH-1:0] q1, q2;
-assign rdata = q2;
-integer i;
-initial begin
-    for (i = 0; i < (1 << DEPTH_LOG2); i = i + 1)
-        mem[i] = {WIDTH{1'b0}};
-    q1 = {WIDTH{1'b0}};
-    q2 = {WIDTH{1'b0}};
-end
-always @(posedge clk) begin
-    if (we)
-        mem[waddr] <= wdata;
-    q1 <= mem[raddr];
-    q2 <= q1;
-end
-`endif
 
 endmodule
 
