@@ -13,6 +13,7 @@ never requested, so the pin is only the UART RX.
 """
 
 import argparse
+import hashlib
 import os
 import re
 import subprocess
@@ -79,7 +80,8 @@ class Platform(colorlight_5a_75b.Platform):
         self.add_extension([("eth_mdio", 0,
                              Subsignal("mdio", *shared["mdio"]), Subsignal("mdc", *shared["mdc"]),
                              IOStandard("LVCMOS33"))])
-        if "rst_n" in shared:
+        self.shared_phy_reset = "rst_n" in shared
+        if self.shared_phy_reset:
             self.add_extension([("eth_rst_n", 0, *shared["rst_n"], IOStandard("LVCMOS33"), Misc("PULLMODE=UP"))])
 
     def add_source(self, filename, language=None, library=None, copy=False):
@@ -116,7 +118,7 @@ class BaseSoC(FPGATestSoC):
         self.ethmdio = LiteEthPHYMDIO(platform.request("eth_mdio"))
         for index, addr in enumerate(PHY_ADDR):
             self.add_constant(f"FPGATEST_PORT{index}_PHY_ADDR", addr)
-        if "eth_rst_n" in _resource_names(platform):
+        if platform.shared_phy_reset:
             # 6.1: the shared PHY reset also resets the PHY whose 25 MHz clocks the FPGA: never driven
             self.specials += Tristate(platform.request("eth_rst_n"), 0, 0)
         if not with_tester:
@@ -150,10 +152,6 @@ class BaseSoC(FPGATestSoC):
                    directions=port_directions(full_duplex))
 
 
-def _resource_names(platform) -> set[str]:
-    return {name for name, *_ in platform.constraint_manager.available}
-
-
 def port_directions(full_duplex: bool) -> list[tuple[bool, bool]]:
     """(with_tx, with_rx) per port. The LFE5U-25F holds one direction: port 0 generates, port 1
     receives (the thesis' setup); --full-duplex builds both on both ports for a larger device."""
@@ -161,7 +159,8 @@ def port_directions(full_duplex: bool) -> list[tuple[bool, bool]]:
 
 
 def build_extra(revision: str) -> str:
-    return f"colorlight_5a_75b-{revision}"
+    # this file shapes the board's register map too (MDIO, PHY CSRs): it is part of the identity
+    return f"colorlight_5a_75b-{revision}-" + hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
 
 
 def board_build_id(revision: str = "8.0", full_duplex: bool = False) -> int:

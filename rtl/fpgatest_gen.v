@@ -175,8 +175,7 @@ reg [15:0] udp_csum_reg;
 reg [19:0] ip_sum_reg;
 reg [15:0] ip_csum_reg;
 
-reg [7:0] cfg_errors_reg;
-reg       start_reg, load_reg;         // a start was taken (the copy of the settings is enabled by load_reg)
+reg       load_reg;                    // a start was taken: the copy of the settings is enabled by it
 assign stat_busy = state_reg != ST_IDLE || load_reg;   // busy from the clock the start is taken
 
 // the frame's last clock (pos = size + 7, the last FCS byte), the gap's last clock and the end of the
@@ -229,19 +228,15 @@ wire [47:0] sfd_tick = time_tick[47:0] + {32'd0, TS_LEAD};   // the frame starti
 // start: registered with the check of the settings, so that the copy below is enabled straight from
 // one flip-flop (load_reg) and not through the check
 always @(posedge clk) begin
-    cfg_errors_reg <= cfg_errors;
-    start_reg <= ctl_start && state_reg == ST_IDLE;
     load_reg <= ctl_start && state_reg == ST_IDLE && cfg_errors == 8'h00;
-    if (rst) begin
-        start_reg <= 1'b0;
+    if (rst)
         load_reg <= 1'b0;
-    end
 end
 
 always @(posedge clk) begin
     at_pos_reg <= {at_pos_reg[20:0], 1'b0};
-    if (start_reg)
-        stat_error <= cfg_errors_reg;
+    if (ctl_start && state_reg == ST_IDLE)
+        stat_error <= cfg_errors;
     case (state_reg)
         ST_IDLE: begin
             // a run starts with load_reg, below

@@ -125,18 +125,16 @@ always @(posedge clk) begin
 end
 
 // the counter events leave registered, at the same edge as v2 (below/above are set at step 2)
-reg cnt_lat_reg, cnt_hist_below_reg, cnt_hist_above_reg;
+reg cnt_hist_below_reg, cnt_hist_above_reg;
 always @(posedge clk) begin
-    cnt_lat_reg <= step_oh[33];
     cnt_hist_below_reg <= step_oh[33] && below;
     cnt_hist_above_reg <= step_oh[33] && above;
     if (rst) begin
-        cnt_lat_reg <= 1'b0;
         cnt_hist_below_reg <= 1'b0;
         cnt_hist_above_reg <= 1'b0;
     end
 end
-assign cnt_lat = cnt_lat_reg;
+assign cnt_lat = v2_reg;
 assign cnt_hist_below = cnt_hist_below_reg;
 assign cnt_hist_above = cnt_hist_above_reg;
 

@@ -49,12 +49,11 @@ class MdioBus:
     """ethmdio_w / ethmdio_r of LiteEthPHYMDIO, with PHYs attached."""
 
     def __init__(self, phys):
-        self.phys, self.w, self.writes = phys, 0, 0
+        self.phys, self.w = phys, 0
         self.map = FakeMap({"fpgatest_port0_phy_addr": 0, "fpgatest_port1_phy_addr": 1})
 
     def write(self, name, value):
         assert name == "ethmdio_w"
-        self.writes += 1
         if value & MDC and not self.w & MDC:
             for phy in self.phys:
                 phy.rising(bool(value & OE), 1 if value & DO else 0)
