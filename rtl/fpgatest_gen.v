@@ -87,6 +87,7 @@ wire [7:0] cfg_errors =
 // ---------------------------------------------------------------------------------------------
 // settings of the running stream (copied at start)
 // ---------------------------------------------------------------------------------------------
+reg         load_reg;              // a start was taken: the copy of the settings is enabled by it
 reg [1:0]   proto_reg;
 reg         vlan_en_reg;
 reg [15:0]  vlan_tci_reg;
@@ -128,8 +129,10 @@ reg  [22:0] udp_const_reg;
 reg  [111:0] ip_words_reg;         // 7 words
 reg  [319:0] udp_words_reg;        // 20 words (IPv4: 8 of them, the rest zero)
 reg          ip_add_reg, udp_add_reg;
+reg          prep_first_reg;       // the first ST_PREP clock (the clock after load_reg)
 always @(posedge clk) begin
-    if (state_reg == ST_PREP && prep_cnt_reg == 5'd0) begin
+    prep_first_reg <= load_reg;
+    if (prep_first_reg) begin
         ip_words_reg <= {8'h45, tos_reg, 16'h4000, ttl_reg, 8'd17, src_ip_reg[31:0], dst_ip_reg[31:0]};
         udp_words_reg <= is_ipv6 ? {src_ip_reg, dst_ip_reg, 16'd17, udp_src_reg, udp_dst_reg, stream_reg}
                                  : {src_ip_reg[31:0], dst_ip_reg[31:0], 16'd17, udp_src_reg, udp_dst_reg,
@@ -175,7 +178,6 @@ reg [15:0] udp_csum_reg;
 reg [19:0] ip_sum_reg;
 reg [15:0] ip_csum_reg;
 
-reg       load_reg;                    // a start was taken: the copy of the settings is enabled by it
 assign stat_busy = state_reg != ST_IDLE || load_reg;   // busy from the clock the start is taken
 
 // the frame's last clock (pos = size + 7, the last FCS byte), the gap's last clock and the end of the
@@ -184,15 +186,22 @@ reg  [15:0] last_m2_reg;           // size + 5
 reg         at_m2_reg;             // pos was size + 5 at the last edge (pos moves by one per frame clock)
 reg  [31:0] burst_last_reg;        // burst_len - 1
 reg         burst_on_reg;          // burst_len != 0
+reg         frac_on_reg;           // frac_den != 0
 reg         at_last_reg, gap_done_reg, run_done_reg, gap_m1_zero_reg;
+reg         count_on_reg, count_lo_eq_reg, count_hi_eq_reg;   // cfg_count != 0, run_frames == count
 always @(posedge clk) begin
     last_m2_reg <= size_reg + 16'd5;
     at_m2_reg <= state_reg == ST_FRAME && pos_reg == last_m2_reg;
     burst_last_reg <= burst_len_reg - 32'd1;
     burst_on_reg <= burst_len_reg != 32'd0;
+    frac_on_reg <= frac_den_reg != 32'd0;
     at_last_reg <= state_reg == ST_FRAME && !at_last_reg && at_m2_reg;
-    // the run's frame count moved at pos 0, a gap is >= 1 clock later: exact; a stop counts one clock late
-    run_done_reg <= (count_reg != 0 && run_frames_reg == count_reg) || stop_req_reg;
+    // the run's frame count moves at pos 0 and is compared in two halves a clock later; the gap ends
+    // >= 64 clocks after that: exact; a stop counts one clock late
+    count_on_reg <= count_reg != 48'd0;
+    count_lo_eq_reg <= run_frames_reg[23:0] == count_reg[23:0];
+    count_hi_eq_reg <= run_frames_reg[47:24] == count_reg[47:24];
+    run_done_reg <= (count_on_reg && count_lo_eq_reg && count_hi_eq_reg) || stop_req_reg;
     if (rst)
         at_last_reg <= 1'b0;
 end
@@ -211,7 +220,7 @@ always @(posedge clk) begin
             burst_end_reg <= burst_on_reg && burst_cnt_reg == burst_last_reg;
             frac_sum_reg <= {1'b0, frac_acc_reg} + {1'b0, frac_num_reg};
         end
-        at_pos_reg[2]: frac_carry_reg <= frac_den_reg != 0 && frac_sum_reg >= {1'b0, frac_den_reg};
+        at_pos_reg[2]: frac_carry_reg <= frac_on_reg && frac_sum_reg >= {1'b0, frac_den_reg};
         at_pos_reg[3]: begin
             frac_next_reg <= frac_carry_reg ? frac_sum_reg[31:0] - frac_den_reg : frac_sum_reg[31:0];
             gap_m1_reg <= burst_end_reg ? burst_gap_reg - 32'd1 : ifg_reg - {31'd0, !frac_carry_reg};
@@ -263,7 +272,7 @@ always @(posedge clk) begin
                     burst_cnt_reg <= 32'd0;
                 else
                     burst_cnt_reg <= burst_cnt_reg + 32'd1;
-                if (!burst_end_reg && frac_den_reg != 0)
+                if (!burst_end_reg && frac_on_reg)
                     frac_acc_reg <= frac_next_reg;
                 gap_cnt_reg <= gap_m1_reg;
                 gap_done_reg <= gap_m1_zero_reg;

@@ -329,13 +329,17 @@ wire         s_full = s_full_reg && !s_popped_reg;   // exact: samples come >= 2
 reg          s_nonempty_reg;       // the FIFO held a sample at the last edge ...
 wire         s_can_pop = s_nonempty_reg && !s_popped_reg; // ... and none left at it (a pop in the
                                    // clock after a push or a pop reports no sample: pop again)
-reg          s_due_reg;            // the next latency is a sample (worked out between frames)
+reg          s_due_reg;            // the next latency is a sample (worked out between frames:
+reg  [31:0]  s_div_p1_reg;         // s_div + 1 one clock, the comparison the next; results come
+reg          s_on_reg;             // >= 34 clocks apart)
 wire         s_take = v2_reg && s_due_reg;
 
 always @(posedge clk) begin
-    s_due_reg <= cfg_sample_every != 0 && s_div_reg + 32'd1 >= cfg_sample_every;
-    if (v2_reg && cfg_sample_every != 0)
-        s_div_reg <= s_take ? 32'd0 : s_div_reg + 32'd1;
+    s_on_reg <= cfg_sample_every != 0;
+    s_div_p1_reg <= s_div_reg + 32'd1;
+    s_due_reg <= s_on_reg && s_div_p1_reg >= cfg_sample_every;
+    if (v2_reg && s_on_reg)
+        s_div_reg <= s_take ? 32'd0 : s_div_p1_reg;
 
     cnt_sample_dropped <= s_take && s_full;
     if (s_take) begin
@@ -361,6 +365,8 @@ always @(posedge clk) begin
         s_wr_reg <= 0;
         s_rd_reg <= 0;
         s_div_reg <= 32'd0;
+        s_div_p1_reg <= 32'd1;
+        s_due_reg <= cfg_sample_every == 32'd1;   // what the two clocks above give for s_div = 0
         s_full_reg <= 1'b0;
         s_popped_reg <= 1'b0;
         s_nonempty_reg <= 1'b0;

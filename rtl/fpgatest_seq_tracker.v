@@ -72,7 +72,12 @@ reg  [6:0]  in_wr_d1_reg, in_wr_d2_reg;  // the write pointer as the head regist
 reg  [1:0]  in_rd_age_reg;               // clocks since the read pointer moved (saturates at 2)
 wire [47:0] head_reg;                    // in_mem[in_rd] as of two clocks ago
 wire        in_empty = in_wr_reg == in_rd_reg;
-wire        in_full = (in_wr_reg - in_rd_reg) == 7'd64;
+// full, exactly, with no pop logic in front of the queue's write enable: in_fill_reg says the queue
+// held 64 after the last edge's push, in_popped_reg that the same edge popped (a pop of a full queue
+// leaves 63)
+reg         in_fill_reg, in_popped_reg;
+wire        in_full = in_fill_reg && !in_popped_reg;
+wire [6:0]  in_level = in_wr_reg - in_rd_reg;
 wire        head_ready = in_rd_age_reg == 2'd2;                  // head_reg shows slot in_rd
 wire        head_valid = head_ready && in_wr_d2_reg != in_rd_reg; // ... and that slot was written
 reg         in_pop;
@@ -322,6 +327,8 @@ always @(posedge clk) begin
         default: t_state_reg <= T_RUN;
     endcase
 
+    in_fill_reg <= in_valid && !in_full ? in_level == 7'd63 : in_level == 7'd64;
+    in_popped_reg <= in_pop;
     if (in_pop) begin
         in_rd_reg <= in_rd_reg + 7'd1;
         in_rd_age_reg <= 2'd0;
@@ -379,6 +386,8 @@ always @(posedge clk) begin
     if (ctl_clear || rst) begin
         in_wr_reg <= 7'd0;
         in_rd_reg <= 7'd0;
+        in_fill_reg <= 1'b0;
+        in_popped_reg <= 1'b0;
         in_wr_d1_reg <= 7'd0;
         in_wr_d2_reg <= 7'd0;
         in_rd_age_reg <= 2'd0;

@@ -7,7 +7,7 @@ import random
 import cocotb
 import pytest
 from cocotb.clock import Clock
-from cocotb.triggers import ClockCycles, RisingEdge
+from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 
 from common.runner import run
 from models.ref_tracker import MOD, RefTracker
@@ -178,6 +178,32 @@ async def run_test_known_pattern(dut):
     assert events == [], "events were already popped by check()"
 
 
-@pytest.mark.parametrize("scenario", ["run_test_known_pattern", "run_test_random_storms"])
+@cocotb.test()
+async def run_test_queue_full_is_exact(dut):
+    """Inputs every clock while each costs ~160 (a jump past the window retires it word by word): the
+    input queue fills, and an input is dropped, and counted, exactly when 64 are already waiting."""
+    tb = TB(dut)
+    await tb.reset()
+    await tb.pulse("ctl_clear")
+    await ClockCycles(dut.clk, 40)
+    tb.counts = dict.fromkeys(EVENTS, 0)
+    n, expect_dropped = 1000, 0
+    for i in range(n):
+        dut.in_valid.value = 1
+        dut.in_seq.value = (i + 1) * 3000
+        await ReadOnly()
+        level = (int(dut.in_wr_reg.value) - int(dut.in_rd_reg.value)) % 128
+        assert level <= 64
+        expect_dropped += level == 64
+        await RisingEdge(dut.clk)
+    dut.in_valid.value = 0
+    await tb.drain()
+    assert expect_dropped > 900, "the queue never filled: the test does not test it"
+    assert tb.counts["input_dropped"] == expect_dropped
+    assert tb.counts["received"] == n - expect_dropped   # every accepted number, none overwritten
+
+
+@pytest.mark.parametrize("scenario", ["run_test_known_pattern", "run_test_random_storms",
+                                      "run_test_queue_full_is_exact"])
 def test_seq_tracker(scenario):
     run("seq_tracker.test_seq_tracker", "fpgatest_seq_tracker", "seq_tracker", testcase=scenario)
