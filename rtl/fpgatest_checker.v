@@ -240,10 +240,11 @@ always @(posedge clk) begin
 end
 
 // ---------------------------------------------------------------------------------------------
-// frame end, second clock: the 32-bit comparisons (FCS residue, signature check)
+// frame end, second clock: the comparisons (FCS residue, signature check, length limits, stream id)
 // ---------------------------------------------------------------------------------------------
 reg         fin_valid_reg, fin_fcs_ok_reg, fin_err_reg, fin_sig_ok_reg;
-reg  [15:0] fin_len_reg, fin_stream_reg;
+reg         fin_short_reg, fin_long_reg, fin_stream_ok_reg;   // < 64 B, > cfg_max_size, our stream id
+reg  [15:0] fin_len_reg;
 reg  [47:0] fin_seq_reg, fin_tx_reg;
 reg  [63:0] fin_rx_tick_reg;
 
@@ -253,7 +254,9 @@ always @(posedge clk) begin
     fin_err_reg <= end_err_reg;
     fin_sig_ok_reg <= end_sig_full_reg && end_sig_check_reg == end_sig_crc_reg;
     fin_len_reg <= end_len_reg;
-    fin_stream_reg <= end_stream_reg;
+    fin_short_reg <= end_len_reg < 16'd64;
+    fin_long_reg <= end_len_reg > cfg_max_size;
+    fin_stream_ok_reg <= end_stream_reg == cfg_stream_id;
     fin_seq_reg <= end_seq_reg;
     fin_tx_reg <= end_tx_reg;
     fin_rx_tick_reg <= end_rx_tick_reg;
@@ -264,12 +267,12 @@ end
 // ---------------------------------------------------------------------------------------------
 // classify
 // ---------------------------------------------------------------------------------------------
-wire is_runt  = fin_len_reg < 16'd64;
-wire is_giant = !is_runt && fin_len_reg > cfg_max_size;
+wire is_runt  = fin_short_reg;
+wire is_giant = !is_runt && fin_long_reg;
 wire is_bad   = !is_runt && !is_giant && (!fin_fcs_ok_reg || fin_err_reg);
 wire is_good  = !is_runt && !is_giant && !is_bad;
-wire is_test  = is_good && fin_sig_ok_reg && fin_stream_reg == cfg_stream_id;
-wire is_other = is_good && fin_sig_ok_reg && fin_stream_reg != cfg_stream_id;
+wire is_test  = is_good && fin_sig_ok_reg && fin_stream_ok_reg;
+wire is_other = is_good && fin_sig_ok_reg && !fin_stream_ok_reg;
 wire is_foreign = is_good && !fin_sig_ok_reg;
 
 // latency pipeline

@@ -31,6 +31,7 @@ module fpgatest_counters #(
 
     input  wire                   ctl_snapshot,
     input  wire                   ctl_clear,
+    input  wire                   ctl_round,         // ctl_snapshot || ctl_clear, from a flip-flop of its own
 
     // read port of the snapshot bank (one clock latency)
     input  wire [7:0]             rd_addr,
@@ -68,7 +69,9 @@ generate
     end
 endgenerate
 
-wire                 new_round = ctl_snapshot || ctl_clear;
+// a round starts at a snapshot or a clear; the caller registers their OR once (ctl_round), so that
+// one flip-flop, not the OR, drives the reset of every pending register
+wire                 new_round = ctl_round;
 wire [AW-1:0]        idx_next = idx_reg == N - 1 ? {AW{1'b0}} : idx_reg + 1'b1;
 
 // the visited counter's amount: frozen during its round, else pending (an AND-OR over one-hot visit)

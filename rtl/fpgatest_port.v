@@ -143,11 +143,12 @@ module fpgatest_port #(
 // the control pulses arrive from another clock's synchronizers: registered once here (every core
 // sees them at the same edge, so a snapshot stays one instant) before they fan out
 reg ctl_start_q, ctl_stop_q, ctl_clear_q, ctl_snapshot_q, ctl_sample_pop_q, ctl_flush_q, ctl_event_pop_q;
-reg ctl_stats_clear_q;
+reg ctl_stats_clear_q, ctl_round_q;
 always @(posedge clk) begin
     {ctl_start_q, ctl_stop_q, ctl_clear_q, ctl_snapshot_q, ctl_sample_pop_q, ctl_flush_q, ctl_event_pop_q} <=
         {ctl_start, ctl_stop, ctl_clear, ctl_snapshot, ctl_sample_pop, ctl_flush, ctl_event_pop};
     ctl_stats_clear_q <= ctl_clear | ctl_clear_stats;
+    ctl_round_q <= ctl_snapshot | ctl_clear;      // the counters' new round (ctl_snapshot_q | ctl_clear_q)
 end
 
 
@@ -425,6 +426,7 @@ fpgatest_counters #(
                       16'd1}),
     .ctl_snapshot (ctl_snapshot_q),
     .ctl_clear    (ctl_clear_q),
+    .ctl_round    (ctl_round_q),
     .rd_addr      (cnt_rd_addr),
     .rd_data      (cnt_rd_data),
     .stat_busy    (stat_counters_busy)
