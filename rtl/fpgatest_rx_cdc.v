@@ -51,24 +51,47 @@ always @(posedge clk)
 (* ASYNC_REG = "TRUE" *) reg [STAMP_W-1:0] time_gray_sync1_reg, time_gray_sync2_reg;
 reg [STAMP_W-1:0] rx_time_reg;
 
-// rx_time_reg lags time_tick by SYNC_LAG clocks (gray register, two sync flops, decode register);
-// adding it back makes the stamp the tick during which the SFD is on gmii_rxd (exact when
-// rx_clk == clk, within one tick otherwise)
-localparam [STAMP_W-1:0] SYNC_LAG = 4;
+// rx_time_reg lags time_tick by SYNC_LAG clocks (gray register, two sync flops, two decode
+// registers); adding it back makes the stamp the tick during which the SFD is on gmii_rxd (exact
+// when rx_clk == clk, within one tick otherwise)
+localparam [STAMP_W-1:0] SYNC_LAG = 5;
 
-// each bit is the XOR of the gray bits above it: a reduction tree per bit, not a ripple chain
-function [STAMP_W-1:0] gray2bin(input [STAMP_W-1:0] g);
+// gray to binary: bit i is the XOR of the gray bits from i up. Decoded in two clocks so that no
+// clock holds a deep XOR tree: first the parity of each 4-bit group, then each bit from the bits of
+// its own group and the parities of the groups above it
+localparam GROUPS = (STAMP_W + 3) / 4;
+
+function [GROUPS-1:0] group_parity(input [STAMP_W-1:0] g);
     integer i;
     begin
+        group_parity = {GROUPS{1'b0}};
         for (i = 0; i < STAMP_W; i = i + 1)
-            gray2bin[i] = ^(g >> i);
+            group_parity[i / 4] = group_parity[i / 4] ^ g[i];
     end
 endfunction
+
+function [STAMP_W-1:0] gray2bin(input [STAMP_W-1:0] g, input [GROUPS-1:0] parity);
+    integer i, j;
+    begin
+        for (i = 0; i < STAMP_W; i = i + 1) begin
+            gray2bin[i] = 1'b0;
+            for (j = i; j < STAMP_W && j / 4 == i / 4; j = j + 1)
+                gray2bin[i] = gray2bin[i] ^ g[j];
+            for (j = i / 4 + 1; j < GROUPS; j = j + 1)
+                gray2bin[i] = gray2bin[i] ^ parity[j];
+        end
+    end
+endfunction
+
+reg [STAMP_W-1:0] time_gray_d_reg;
+reg [GROUPS-1:0]  time_parity_reg;
 
 always @(posedge rx_clk) begin
     time_gray_sync1_reg <= time_gray_reg;
     time_gray_sync2_reg <= time_gray_sync1_reg;
-    rx_time_reg <= gray2bin(time_gray_sync2_reg);
+    time_gray_d_reg <= time_gray_sync2_reg;
+    time_parity_reg <= group_parity(time_gray_sync2_reg);
+    rx_time_reg <= gray2bin(time_gray_d_reg, time_parity_reg);
 end
 
 // ---------------------------------------------------------------------------------------------
