@@ -3,6 +3,7 @@
 Fmax per clock per seed, slack against each target, and utilisation (build/bench/board.json)."""
 
 import argparse
+import hashlib
 import json
 import subprocess
 import sys
@@ -25,6 +26,9 @@ def build(seed: int, out: Path) -> dict:
                                "--build-dir", str(build_dir.relative_to(ROOT))],
                               cwd=ROOT, stdout=f, stderr=subprocess.STDOUT)
     report = timing_report(log) or {"clocks": {}, "utilisation": {}}
+    bit = build_dir / "gateware" / "colorlight_5a_75b.bit"
+    # the build is reproducible: the same sources and seed give this hash in any clone, at any path
+    report["bit_sha256"] = hashlib.sha256(bit.read_bytes()).hexdigest() if bit.exists() else None
     for clock in report["clocks"].values():
         clock["slack_percent"] = round(100 * (clock["fmax_mhz"] / clock["target_mhz"] - 1), 1)
     return {"seed": seed, "exit": done.returncode, **report}
