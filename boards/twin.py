@@ -30,12 +30,17 @@ from litex_soc.dut_model import add_switch_model, gmii_signals
 from litex_soc.soc import FPGATestSoC
 from litex_soc.tester import ROOT, add_tester
 
-SYS_CLK_FREQ = 125e6
+# the tester clock as on the board; sys (the CSR bus, UARTBone and the per-frame engines) at another
+# frequency, so the twin's tests run every sys/tester crossing (record FIFO, control strobes) with
+# two clocks; 62.5 MHz keeps the simulation's time step at 4 ns (the board's sys is 50 MHz)
+TESTER_CLK_FREQ = 125e6
+SYS_CLK_FREQ = 62.5e6
 BUILD_DIR = ROOT / "build" / "twin"
 DEFAULT_PORT = 4327
 
 _io = [
     ("sys_clk", 0, Pins(1)),
+    ("tester_clk", 0, Pins(1)),
     ("sys_rst", 0, Pins(1)),
     ("serial", 0,
         Subsignal("source_valid", Pins(1)),
@@ -54,15 +59,15 @@ class Platform(SimPlatform):
 
 
 class _CRG(LiteXModule):
-    """One simulated 125 MHz clock drives both the SoC ("sys") and the tester ("tester")."""
+    """Two simulated clocks: "sys" (SoC and engines) and "tester" (125 MHz), one reset."""
 
     def __init__(self, platform):
         self.cd_sys = ClockDomain()
         self.cd_tester = ClockDomain()
-        clk, rst = platform.request("sys_clk"), platform.request("sys_rst")
+        rst = platform.request("sys_rst")
         self.comb += [
-            self.cd_sys.clk.eq(clk), self.cd_sys.rst.eq(rst),
-            self.cd_tester.clk.eq(clk), self.cd_tester.rst.eq(rst),
+            self.cd_sys.clk.eq(platform.request("sys_clk")), self.cd_sys.rst.eq(rst),
+            self.cd_tester.clk.eq(platform.request("tester_clk")), self.cd_tester.rst.eq(rst),
         ]
 
 
@@ -77,7 +82,7 @@ class TwinSoC(FPGATestSoC):
         for port in ports:
             port["rx_clk"] = Signal()
             port["rx_rst"] = Signal()
-            self.comb += [port["rx_clk"].eq(self.crg.cd_sys.clk), port["rx_rst"].eq(self.crg.cd_sys.rst)]
+            self.comb += [port["rx_clk"].eq(self.crg.cd_tester.clk), port["rx_rst"].eq(self.crg.cd_tester.rst)]
         add_tester(self, ports, target="generic", build_extra="twin")
         add_switch_model(self, ports[0], ports[1])
 
@@ -85,6 +90,7 @@ class TwinSoC(FPGATestSoC):
 def sim_config(port: int) -> SimConfig:
     config = SimConfig()
     config.add_clocker("sys_clk", freq_hz=int(SYS_CLK_FREQ))
+    config.add_clocker("tester_clk", freq_hz=int(TESTER_CLK_FREQ))
     config.add_module("serial2tcp", "serial", args={"port": port})
     return config
 

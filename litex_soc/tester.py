@@ -131,17 +131,31 @@ class TesterPort(LiteXModule):
         self.counters = CounterWindow()
         params["i_cnt_rd_addr"] = self.counters.rd_addr
         params["o_cnt_rd_data"] = self.counters.rd_data
+        # control: one synchronizer for the whole register (its write strobe), the field values read in
+        # the tester domain from the storage, which holds still until the next write (>= 3 sys
+        # clocks later; the strobe arrives within 3 tester clocks): the fields of one write act at one
+        # tester edge. Fields marked "engine clock" act in sys directly, where their engines run.
+        fire = _cross_write(self, self.control)
         self.snapshot_pulse = Signal()  # in the tester domain
+        self.marker_sent = Signal()     # sys: a marker field was written (the port's busy flags cover it)
+        markers = 0
         for p in ctl:
-            field = getattr(self.control.fields, p.name[4:])
-            sync = PulseSynchronizer("sys", "tester")
-            self.submodules += sync
-            self.comb += sync.i.eq(field)
+            field = self.control.fields.fields[[f.name for f in self.control.fields.fields].index(p.name[4:])]
+            if "engine clock" in p.description:
+                params["i_" + p.name] = getattr(self.control.fields, p.name[4:])
+                continue
+            bit = self.control.storage[field.offset]
             # the tester-wide pulse crossed once (Tester) and reaches every port at the same edge
-            pulse = sync.o | global_pulses.get(p.name[4:], 0)
+            pulse = (fire & bit) | global_pulses.get(p.name[4:], 0)
+            if p.name != "ctl_start" and p.name != "ctl_stop":
+                markers = markers | bit
             if p.name == "ctl_snapshot":
                 self.comb += self.snapshot_pulse.eq(pulse)
             params["i_" + p.name] = pulse
+        self.comb += self.marker_sent.eq(self.control.re & markers)
+        params["i_eng_clk"] = ClockSignal("sys")
+        params["i_eng_rst"] = ResetSignal("sys")
+        params["i_eng_marker_sent"] = self.marker_sent | global_pulses["marker_sent"]
         # configuration: write-only words behind cfg_addr/cfg_data, so that no read multiplexer is spent
         # on values the host wrote itself (the ECP5-25F is full); the word numbering is exported
         cfg = [p for p in ports if p.name.startswith("cfg_") and p.name not in _CAL_PORTS]
@@ -192,14 +206,12 @@ class Tester(LiteXModule):
 
         # # #
 
-        # one synchronizer per tester-wide field, fanned out in the tester domain: every port sees
-        # the pulse at the same tester edge
-        self.pulses = {}
-        for field in self.control.fields.fields:
-            sync = PulseSynchronizer("sys", "tester")
-            self.submodules += sync
-            self.comb += sync.i.eq(getattr(self.control.fields, field.name))
-            self.pulses[field.name] = sync.o
+        # one synchronizer for the register, fanned out in the tester domain: every port sees each
+        # field at the same tester edge; "marker_sent" (sys) tells the ports that markers are coming
+        fire = _cross_write(self, self.control)
+        self.pulses = {f.name: fire & self.control.storage[f.offset] for f in self.control.fields.fields}
+        self.pulses["marker_sent"] = Signal()
+        self.comb += self.pulses["marker_sent"].eq(self.control.re & (self.control.storage != 0))
 
         self.time_tick = Signal(64)
         self.specials += Instance("fpgatest_timebase",
@@ -265,6 +277,14 @@ def add_tester(soc, phys_gmii: list, target: str, build_extra: str = "", directi
         soc.comb += port.cal_tx_cable.eq(peer.cal_cable.storage)
     tester.comb += tester.any_snapshot.eq(_any(p.snapshot_pulse for p in ports))
     return tester
+
+
+def _cross_write(module, csr) -> Signal:
+    """The write strobe of a sys-domain CSRStorage as a one-clock pulse in the tester domain."""
+    sync = PulseSynchronizer("sys", "tester")
+    module.submodules += sync
+    module.comb += sync.i.eq(csr.re)
+    return sync.o
 
 
 def _any(signals):

@@ -8,10 +8,10 @@
 /*
  * Each counter has a small pending register that collects its increments; one engine visits the
  * counters round-robin (one per clock) and adds the pending amount to the 64-bit value in RAM.
- * An increment of any counter comes at most once per frame (>= 64 clocks apart) or, for the
- * sequence tracker, in bursts of at most its 64-entry queue, so PENDING_W = 16 bits never overflow
- * in one round of N clocks (the largest amount is a 16383-byte frame). Counters that only count
- * events (not in WIDE_MASK) keep a 5-bit pending register: at most one event per clock, N <= 31.
+ * The caller sizes PENDING_W so that the wide counters' amounts of one round of N clocks fit (in
+ * fpgatest_port: at most one record per two clocks, each amount below 2^14, so 18 bits). Counters
+ * that only count events (not in WIDE_MASK) keep a 5-bit pending register: at most one event per
+ * clock, N <= 31.
  *
  * ctl_snapshot freezes every pending amount at that clock edge (increments of that edge included);
  * the next round writes value + frozen into the readable bank, so the bank holds every counter as

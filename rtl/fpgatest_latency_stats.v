@@ -23,6 +23,7 @@ module fpgatest_latency_stats #(
 
     // per test frame
     input  wire         res_valid,
+    output wire         res_ready,           // a result is taken only while this is high
     input  wire [47:0]  res_seq,
     input  wire [31:0]  res_latency,
     input  wire [63:0]  res_rx_tick,
@@ -58,50 +59,43 @@ module fpgatest_latency_stats #(
     output wire         cnt_lat,             // a latency was added
     output wire         cnt_hist_below,      // ... below the histogram base
     output wire         cnt_hist_above,      // ... beyond bin 63
-    output reg          cnt_sample_dropped,  // a sample did not fit in the FIFO
-    output reg          cnt_stats_overrun    // a result came while the previous one was in work
+    output reg          cnt_sample_dropped   // a sample did not fit in the FIFO
 );
 
 // ---------------------------------------------------------------------------------------------
-// per result: the square by shift-and-add (one bit per clock, no multiplier block on the timing
-// path) and the histogram bin; every statistic updates at the end (v2) so they stay consistent.
-// Results come at least one minimum frame apart (>= 72 clocks), far more than the 34 clocks this
-// takes; a result that arrives while one is still in work is skipped and counted (cnt_stats_overrun).
+// per result, in four steps: the square (a multiplier block) and the bin's distance to the base,
+// the bin, the comparisons with min and max, then every statistic updates at once (v2) so they
+// stay consistent. res_ready is low while a result is in work (five clocks); the port offers the
+// next one only when it is high, so no result is skipped.
 // ---------------------------------------------------------------------------------------------
-reg        busy_reg, v2_reg;
-reg [33:0] step_oh;                   // one-hot step of the result in work (no step comparator)
-reg [31:0] lat1_reg, lat2_reg;
-reg [47:0] seq1_reg, seq2_reg;
-reg [63:0] rx1_reg, rx2_reg;
-reg [63:0] sq_acc_reg, sq_m_reg, sq2_reg;
-reg [31:0] sq_q_reg;
-reg [32:0] rel_reg;
-reg        below, above;
-reg [31:0] binw_reg;
-reg [5:0]  bin;
-wire       take = res_valid && !busy_reg;
+localparam STEPS = 4;
+reg                busy_reg, v2_reg;
+reg  [STEPS-1:0]   step_oh;           // one-hot step of the result in work (no step comparator)
+reg  [31:0]        lat1_reg, lat2_reg;
+reg  [47:0]        seq1_reg, seq2_reg;
+reg  [63:0]        rx1_reg, rx2_reg;
+reg  [63:0]        sq_reg, sq2_reg;
+reg  [32:0]        rel_reg;
+reg                below, above;
+reg  [31:0]        binw_reg;
+reg  [5:0]         bin;
+wire               take = res_valid && !busy_reg;
+
+assign res_ready = !busy_reg;
 
 always @(posedge clk) begin
-    v2_reg <= step_oh[33];
-    cnt_stats_overrun <= res_valid && busy_reg;
-    step_oh <= {step_oh[32:0], take};
-    busy_reg <= take || (busy_reg && !step_oh[33]);
+    v2_reg <= step_oh[STEPS-1];
+    step_oh <= {step_oh[STEPS-2:0], take};
+    busy_reg <= take || (busy_reg && !step_oh[STEPS-1]);
     if (take) begin
         lat1_reg <= res_latency;
         seq1_reg <= res_seq;
         rx1_reg <= res_rx_tick;
-        sq_acc_reg <= 64'd0;
-        sq_m_reg <= {32'd0, res_latency};
-        sq_q_reg <= res_latency;
-    end else begin
-        // 32 steps of shift-and-add; the multiplier bits are then all zero and add nothing
-        sq_acc_reg <= sq_acc_reg + (sq_q_reg[0] ? sq_m_reg : 64'd0);
-        sq_m_reg <= {sq_m_reg[62:0], 1'b0};
-        sq_q_reg <= {1'b0, sq_q_reg[31:1]};
     end
-    // the bin, one step per clock meanwhile
-    if (step_oh[0])
+    if (step_oh[0]) begin
+        sq_reg <= lat1_reg * lat1_reg;
         rel_reg <= {1'b0, lat1_reg} - {1'b0, cfg_hist_base};
+    end
     if (step_oh[1])
         binw_reg <= rel_reg[31:0] >> cfg_hist_shift;
     if (step_oh[2]) begin
@@ -109,26 +103,25 @@ always @(posedge clk) begin
         above <= !rel_reg[32] && binw_reg[31:6] != 0;
         bin <= binw_reg[5:0];
     end
-    if (step_oh[33]) begin
+    if (step_oh[STEPS-1]) begin
         lat2_reg <= lat1_reg;
         seq2_reg <= seq1_reg;
         rx2_reg <= rx1_reg;
-        sq2_reg <= sq_acc_reg;
+        sq2_reg <= sq_reg;
     end
 
     if (rst) begin
         busy_reg <= 1'b0;
-        step_oh <= 34'd0;
+        step_oh <= {STEPS{1'b0}};
         v2_reg <= 1'b0;
-        cnt_stats_overrun <= 1'b0;
     end
 end
 
 // the counter events leave registered, at the same edge as v2 (below/above are set at step 2)
 reg cnt_hist_below_reg, cnt_hist_above_reg;
 always @(posedge clk) begin
-    cnt_hist_below_reg <= step_oh[33] && below;
-    cnt_hist_above_reg <= step_oh[33] && above;
+    cnt_hist_below_reg <= step_oh[STEPS-1] && below;
+    cnt_hist_above_reg <= step_oh[STEPS-1] && above;
     if (rst) begin
         cnt_hist_below_reg <= 1'b0;
         cnt_hist_above_reg <= 1'b0;
@@ -159,7 +152,7 @@ end
 always @(posedge clk) begin
     // min and max change only at v2, one result at a time: compare a clock before it; a clear in
     // between restarts them at (all ones, zero)
-    if (step_oh[32]) begin
+    if (step_oh[STEPS-2]) begin
         lt_min_reg <= lat1_reg < min_reg;
         gt_max_reg <= lat1_reg > max_reg;
     end
@@ -325,13 +318,13 @@ reg  [31:0]  s_div_reg;
 wire [SA:0]  s_level = s_wr_reg - s_rd_reg;
 reg          s_full_reg;           // the FIFO was full at the last edge ...
 reg          s_popped_reg;         // ... unless a sample left it at that edge
-wire         s_full = s_full_reg && !s_popped_reg;   // exact: samples come >= 2 clocks apart
+wire         s_full = s_full_reg && !s_popped_reg;   // exact: samples come >= 5 clocks apart
 reg          s_nonempty_reg;       // the FIFO held a sample at the last edge ...
 wire         s_can_pop = s_nonempty_reg && !s_popped_reg; // ... and none left at it (a pop in the
                                    // clock after a push or a pop reports no sample: pop again)
-reg          s_due_reg;            // the next latency is a sample (worked out between frames:
-reg  [31:0]  s_div_p1_reg;         // s_div + 1 one clock, the comparison the next; results come
-reg          s_on_reg;             // >= 34 clocks apart)
+reg          s_due_reg;            // the next latency is a sample (worked out between results:
+reg  [31:0]  s_div_p1_reg;         // s_div + 1 one clock, the comparison the next; v2 comes
+reg          s_on_reg;             // >= 5 clocks apart)
 wire         s_take = v2_reg && s_due_reg;
 
 always @(posedge clk) begin

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// fpgatest_port: one full-duplex tester port: generator on TX; RX time stamping, checker, latency statistics and sequence tracker on RX.
+// fpgatest_port: one full-duplex tester port: generator on TX; RX time stamping and checker on RX; per-frame engines behind a record FIFO.
 
 `resetall
 `timescale 1ns / 1ps
@@ -11,7 +11,21 @@
  * CSRStatus and the ctl_* pulses into one control register, with the comments below as their
  * descriptions, so this port list is the register contract. The event counters live in RAM
  * (fpgatest_counters) and are read through cnt_rd_addr/cnt_rd_data. WITH_TX / WITH_RX leave out
- * a direction where a device has no room for both (the register map stays the same). Numbering:
+ * a direction where a device has no room for both (the register map stays the same).
+ *
+ * Two clocks. Only what must run per byte is in the tester clock (clk, 125 MHz): the generator,
+ * the RX clock crossing and the checker. What they produce once per frame (a frame sent, a frame
+ * received and its class, a test frame's sequence number and latency) and the snapshot, clear and
+ * flush markers go as one record per tester clock through a dual-clock FIFO (gray pointers) to the
+ * per-frame engines in eng_clk (the CSR clock on a board): latency statistics, histogram, samples,
+ * sequence tracker and event counters. The engines take a record only when every engine it concerns
+ * is ready (valid/ready, no assumed spacing); a record that finds the FIFO full is lost and counted
+ * (record_dropped), a marker is delayed until it fits, never lost. Markers travel in order with the
+ * records, so a snapshot holds exactly what happened in the tester clock before its edge. Bounds:
+ * the wire gives at most three records per 84 tester clocks (the SFD of a frame sent, the end of a
+ * frame received, its result), the engines take one per two engine clocks when nothing is busy, a
+ * result in 5 engine clocks, and wait at most one counter round (N + 3 clocks) for a marker.
+ * Port signals marked "engine clock" belong to eng_clk; all others to clk. Numbering of the counters:
  *
  * counter  name               meaning
  *    0  tx_frames          frames sent
@@ -36,7 +50,7 @@
  *   19  seq_input_dropped  sequence numbers lost to a full tracker queue
  *   20  seq_event_dropped  loss events lost to a full event FIFO
  *   21  rx_fifo_overflow   frames damaged by a full RX clock-crossing FIFO
- *   22  lat_overrun        latencies skipped: a result came while the statistics were busy
+ *   22  record_dropped     per-frame records lost to a full record FIFO (their events are missing)
  */
 module fpgatest_port #(
     parameter WITH_TX = 1,   // 0: no generator (its outputs read 0)
@@ -48,6 +62,8 @@ module fpgatest_port #(
     input  wire [63:0]    time_tick,
     input  wire           rx_clk,
     input  wire           rx_rst,
+    input  wire           eng_clk,                // the per-frame engines' clock
+    input  wire           eng_rst,
 
     // GMII
     output wire [7:0]     gmii_txd,
@@ -62,10 +78,11 @@ module fpgatest_port #(
     input  wire           ctl_stop,               // stop after the frame on the wire (pulse)
     input  wire           ctl_clear,              // clear every counter and statistic (pulse)
     input  wire           ctl_snapshot,           // latch every counter (pulse)
-    input  wire           ctl_sample_pop,         // move the oldest sample to stat_sample_* (pulse)
+    input  wire           ctl_sample_pop,         // move the oldest sample to stat_sample_* (pulse, engine clock)
     input  wire           ctl_flush,              // retire the whole window: pending gaps become lost (pulse)
-    input  wire           ctl_event_pop,          // move the oldest loss event to stat_event_* (pulse)
+    input  wire           ctl_event_pop,          // move the oldest loss event to stat_event_* (pulse, engine clock)
     input  wire           ctl_clear_stats,        // clear latency statistics and histogram only (pulse)
+    input  wire           eng_marker_sent,        // a clear, snapshot or flush is on its way to clk (pulse, engine clock)
 
     // generator configuration
     input  wire [1:0]     cfg_proto,              // 0 raw Ethernet, 1 IPv4/UDP, 2 IPv6/UDP
@@ -96,17 +113,17 @@ module fpgatest_port #(
     input  wire [31:0]    cfg_cal_internal,       // tester internal delay, 1/16 tick
     input  wire [31:0]    cfg_cal_tx_cable,       // cable delay on the sending port, 1/16 tick
     input  wire [31:0]    cfg_cal_rx_cable,       // cable delay on this (receiving) port, 1/16 tick
-    input  wire [31:0]    cfg_hist_base,          // lower edge of bin 0, 1/16 tick
-    input  wire [4:0]     cfg_hist_shift,         // bin width = 2^shift (1/16 tick)
-    input  wire [5:0]     cfg_hist_addr,          // bin shown in stat_hist_count
-    input  wire [31:0]    cfg_sample_every,       // capture every Nth test frame (0 = off)
+    input  wire [31:0]    cfg_hist_base,          // lower edge of bin 0, 1/16 tick (engine clock)
+    input  wire [4:0]     cfg_hist_shift,         // bin width = 2^shift, 1/16 tick (engine clock)
+    input  wire [5:0]     cfg_hist_addr,          // bin shown in stat_hist_count (engine clock)
+    input  wire [31:0]    cfg_sample_every,       // capture every Nth test frame, 0 = off (engine clock)
 
     // generator status
     output wire           stat_tx_busy,           // a run is in progress
     output wire [7:0]     stat_tx_error,          // why the last start was refused (bits, see docs)
     output wire [47:0]    stat_tx_seq_next,       // sequence number of the next frame
 
-    // latency statistics (snapshot)
+    // latency statistics (snapshot; this and everything below: engine clock)
     output wire [31:0]    stat_lat_min,           // smallest latency, 1/16 tick (0xFFFFFFFF when none)
     output wire [31:0]    stat_lat_max,           // largest latency, 1/16 tick
     output wire [31:0]    stat_lat_last,          // latency of the latest test frame, 1/16 tick
@@ -137,21 +154,20 @@ module fpgatest_port #(
     // event counters (fpgatest_counters, latched by ctl_snapshot; numbering below)
     input  wire [7:0]     cnt_rd_addr,            // counter shown on cnt_rd_data
     output wire [63:0]    cnt_rd_data,            // its snapshot value, one clock later
-    output wire           stat_counters_busy      // snapshot still being written (22 clocks)
+    output wire           stat_counters_busy      // snapshot still being written (a marker in flight, then N + 3 clocks)
 );
 
-// the control pulses arrive from another clock's synchronizers: registered once here (every core
-// sees them at the same edge, so a snapshot stays one instant) before they fan out
-reg ctl_start_q, ctl_stop_q, ctl_clear_q, ctl_snapshot_q, ctl_sample_pop_q, ctl_flush_q, ctl_event_pop_q;
-reg ctl_stats_clear_q, ctl_round_q;
+// the control pulses arrive from another clock's synchronizer: registered once here, so every core
+// sees them at the same edge and a snapshot stays one instant
+reg ctl_start_q, ctl_stop_q, ctl_snapshot_q, ctl_clear_q, ctl_clear_stats_q, ctl_flush_q;
 always @(posedge clk) begin
-    {ctl_start_q, ctl_stop_q, ctl_clear_q, ctl_snapshot_q, ctl_sample_pop_q, ctl_flush_q, ctl_event_pop_q} <=
-        {ctl_start, ctl_stop, ctl_clear, ctl_snapshot, ctl_sample_pop, ctl_flush, ctl_event_pop};
-    ctl_stats_clear_q <= ctl_clear | ctl_clear_stats;
-    ctl_round_q <= ctl_snapshot | ctl_clear;      // the counters' new round (ctl_snapshot_q | ctl_clear_q)
+    {ctl_start_q, ctl_stop_q, ctl_snapshot_q, ctl_clear_q, ctl_clear_stats_q, ctl_flush_q} <=
+        {ctl_start, ctl_stop, ctl_snapshot, ctl_clear, ctl_clear_stats, ctl_flush};
 end
 
-
+// =============================================================================================
+// tester clock: generator, RX clock crossing, checker
+// =============================================================================================
 wire        rx_valid, rx_first, rx_last, rx_err;
 wire [7:0]  rx_data;
 wire [23:0] rx_stamp;
@@ -164,23 +180,8 @@ wire [15:0] gen_cnt_tx_len;
 wire        cdc_cnt_overflow;
 wire        chk_cnt_rx_frame;
 wire [15:0] chk_cnt_rx_len;
-wire        chk_cnt_test;
-wire        chk_cnt_fcs_error;
-wire        chk_cnt_runt;
-wire        chk_cnt_giant;
-wire        chk_cnt_foreign;
-wire        chk_cnt_other_stream;
-wire        chk_cnt_lat_clamped;
-wire        st_cnt_lat;
-wire        st_cnt_hist_below;
-wire        st_cnt_hist_above;
-wire        st_cnt_sample_dropped, st_cnt_stats_overrun;
-wire        trk_cnt_received;
-wire        trk_cnt_late;
-wire        trk_cnt_duplicate;
-wire        trk_cnt_stale;
-wire        trk_cnt_input_dropped;
-wire        trk_cnt_event_dropped;
+wire        chk_cnt_test, chk_cnt_fcs_error, chk_cnt_runt, chk_cnt_giant;
+wire        chk_cnt_foreign, chk_cnt_other_stream, chk_cnt_lat_clamped;
 
 generate
 if (WITH_TX) begin : tx
@@ -283,17 +284,183 @@ if (WITH_RX) begin : rx
         .cnt_other_stream    (chk_cnt_other_stream),
         .cnt_lat_clamped     (chk_cnt_lat_clamped)
     );
+end else begin : no_rx
+    assign rx_valid = 0;
+    assign rx_first = 0;
+    assign rx_last = 0;
+    assign rx_err = 0;
+    assign rx_data = 0;
+    assign rx_stamp = 0;
+    assign cdc_cnt_overflow = 0;
+    assign res_valid = 0;
+    assign res_seq = 0;
+    assign res_latency = 0;
+    assign res_rx_tick = 0;
+    assign chk_cnt_rx_frame = 0;
+    assign chk_cnt_rx_len = 0;
+    assign chk_cnt_test = 0;
+    assign chk_cnt_fcs_error = 0;
+    assign chk_cnt_runt = 0;
+    assign chk_cnt_giant = 0;
+    assign chk_cnt_foreign = 0;
+    assign chk_cnt_other_stream = 0;
+    assign chk_cnt_lat_clamped = 0;
+end
+endgenerate
+
+// =============================================================================================
+// the record FIFO: what happened in one tester clock, in order, to the engine clock
+// =============================================================================================
+// a record (most significant field first)
+//   marks     2  marker edges it carries (0..3; more than one only after a full FIFO delayed them)
+//   snapshot, clear, clear_stats, flush     1 each: the markers
+//   lost      8  records lost to a full FIFO so far, modulo 256 (the engine side counts the
+//                 difference to the last record it took: exact while fewer than 256 records are
+//                 lost between two that get through)
+//   tx, tx_len          1 + 16  a frame's SFD went out; its size in bytes
+//   rx, rx_len          1 + 16  a frame ended; its size in bytes; its class:
+//   test, fcs_error, runt, giant, foreign, other_stream             1 each
+//   overflow            1       a frame was damaged by a full RX crossing FIFO
+//   res, lat_clamped    1 + 1   a test frame's result (and its latency was clamped):
+//   seq, latency, rx_tick       48 + 32 + 64
+localparam RW = 2 + 4 + 8 + 17 + 17 + 6 + 1 + 2 + 48 + 32 + 64;
+// bits of single fields
+localparam R_RES = 64 + 32 + 48 + 1, R_OVERFLOW = R_RES + 1, R_RX = RW - 32, R_TX = RW - 15;
+localparam R_SNAPSHOT = RW - 3, R_CLEAR = RW - 4;
+
+// The record is formed in one clock (a_*) and written in the next, so the FIFO's write enable is
+// a flip-flop. A record that finds the FIFO full gives back its markers (sent again with the next
+// record: a marker is delayed, never lost) and, if it carried events, counts as lost.
+wire          mark_now = ctl_snapshot_q || ctl_clear_q || ctl_clear_stats_q || ctl_flush_q;
+wire          w_events = gen_cnt_tx_frame || chk_cnt_rx_frame || cdc_cnt_overflow || res_valid;
+reg  [1:0]    mark_n_reg;                  // markers given back, waiting to be sent again ...
+reg  [3:0]    mark_bits_reg;               // ... and which ones
+reg  [7:0]    lost_reg;                    // records with events lost so far (modulo 256)
+wire          a_en = w_events || mark_now || mark_n_reg != 2'd0;
+
+reg           a_valid_reg;
+reg  [RW-1:0] a_data_reg;
+wire          w_full;
+wire [1:0]    a_marks = a_data_reg[RW-1:RW-2];
+wire [3:0]    a_mark_bits = a_data_reg[RW-3:RW-6];
+wire          a_events = a_data_reg[R_TX] || a_data_reg[R_RX] || a_data_reg[R_RES] || a_data_reg[R_OVERFLOW];
+wire          a_fail = a_valid_reg && w_full;
+
+always @(posedge clk) begin
+    a_valid_reg <= a_en;
+    a_data_reg <= {mark_n_reg == 2'd3 ? 2'd3 : mark_n_reg + mark_now,
+                   mark_bits_reg | {ctl_snapshot_q, ctl_clear_q, ctl_clear_stats_q, ctl_flush_q},
+                   lost_reg,
+                   gen_cnt_tx_frame, gen_cnt_tx_len,
+                   chk_cnt_rx_frame, chk_cnt_rx_len,
+                   chk_cnt_test, chk_cnt_fcs_error, chk_cnt_runt, chk_cnt_giant, chk_cnt_foreign,
+                   chk_cnt_other_stream, cdc_cnt_overflow,
+                   res_valid, chk_cnt_lat_clamped, res_seq, res_latency, res_rx_tick};
+    // markers a new record takes along start again from zero; a failed record gives its back
+    mark_n_reg <= a_fail ? a_marks : (a_en ? 2'd0 : mark_n_reg);
+    mark_bits_reg <= (a_en ? 4'd0 : mark_bits_reg) | (a_fail ? a_mark_bits : 4'd0);
+    if (a_fail && a_events)
+        lost_reg <= lost_reg + 8'd1;
+    if (rst) begin
+        a_valid_reg <= 1'b0;
+        lost_reg <= 8'd0;
+        mark_n_reg <= 2'd0;
+        mark_bits_reg <= 4'd0;
+    end
+end
+
+wire          r_avail;
+wire [RW-1:0] r_data;
+wire          r_take;
+
+fpgatest_async_fifo #(.WIDTH(RW), .DEPTH_LOG2(4)) record_fifo (
+    .wr_clk(clk), .wr_rst(rst), .wr_data(a_data_reg), .wr_en(a_valid_reg), .wr_full(w_full),
+    .rd_clk(eng_clk), .rd_rst(eng_rst), .rd_data(r_data), .rd_valid(r_avail), .rd_en(r_take));
+
+// =============================================================================================
+// engine clock: the record at the FIFO's head is taken when every engine it concerns is ready
+// =============================================================================================
+wire          f_res  = r_data[R_RES];
+wire          f_mark = r_data[RW-1:RW-2] != 2'd0;
+wire          st_ready, trk_ready, cnt_busy, st_hist_busy, trk_busy;
+
+reg           e_valid_reg;                 // e_* is the record taken at the last edge
+reg  [RW-1:0] e_reg;
+reg           e_round_reg;                 // ... and it starts a counter round (snapshot or clear)
+// one record per two clocks at most: an engine's ready has reacted to the previous record
+assign r_take = r_avail && !e_valid_reg
+             && (!f_res || (st_ready && trk_ready))
+             && (!f_mark || !cnt_busy);
+
+always @(posedge eng_clk) begin
+    e_valid_reg <= r_take;
+    e_reg <= r_data;
+    e_round_reg <= r_take && (r_data[R_SNAPSHOT] || r_data[R_CLEAR]);
+    if (eng_rst) begin
+        e_valid_reg <= 1'b0;
+        e_round_reg <= 1'b0;
+    end
+end
+
+wire [1:0]  e_marks;
+wire        e_snapshot, e_clear, e_clear_stats, e_flush;
+wire [7:0]  e_lost;
+wire        e_tx, e_rx, e_test, e_fcs_error, e_runt, e_giant, e_foreign, e_other_stream, e_overflow;
+wire        e_res, e_lat_clamped;
+wire [15:0] e_tx_len, e_rx_len;
+wire [47:0] e_seq;
+wire [31:0] e_latency;
+wire [63:0] e_rx_tick;
+wire [1:0]  e_marks_raw;
+wire [3:0]  e_mark_bits;
+wire        e_tx_raw, e_rx_raw, e_res_raw;
+assign {e_marks_raw, e_mark_bits, e_lost, e_tx_raw, e_tx_len, e_rx_raw, e_rx_len,
+        e_test, e_fcs_error, e_runt, e_giant, e_foreign, e_other_stream, e_overflow,
+        e_res_raw, e_lat_clamped, e_seq, e_latency, e_rx_tick} = e_reg;
+assign e_marks = e_valid_reg ? e_marks_raw : 2'd0;
+assign {e_snapshot, e_clear, e_clear_stats, e_flush} = e_valid_reg ? e_mark_bits : 4'd0;
+assign e_tx  = e_valid_reg && e_tx_raw;
+assign e_rx  = e_valid_reg && e_rx_raw;
+assign e_res = e_valid_reg && e_res_raw;
+
+// records lost in the tester clock: the difference of the lost totals of two records taken
+reg  [7:0]  lost_seen_reg;
+wire [7:0]  e_lost_new = e_lost - lost_seen_reg;
+always @(posedge eng_clk) begin
+    if (e_valid_reg)
+        lost_seen_reg <= e_lost;
+    if (eng_rst)
+        lost_seen_reg <= 8'd0;
+end
+
+// markers sent from the engine clock and not yet back: the busy flags cover them (a snapshot's
+// values are not ready until its marker has come through)
+reg  [3:0]  marks_out_reg;
+always @(posedge eng_clk) begin
+    marks_out_reg <= marks_out_reg + eng_marker_sent - e_marks;
+    if (eng_rst)
+        marks_out_reg <= 4'd0;
+end
+wire        marks_out = marks_out_reg != 4'd0;
+
+wire        st_cnt_lat, st_cnt_hist_below, st_cnt_hist_above, st_cnt_sample_dropped;
+wire        trk_cnt_received, trk_cnt_late, trk_cnt_duplicate, trk_cnt_stale;
+wire        trk_cnt_input_dropped, trk_cnt_event_dropped;
+
+generate
+if (WITH_RX) begin : engines
 
     fpgatest_latency_stats stats_inst (
-        .clk                 (clk),
-        .rst                 (rst),
-        .res_valid           (res_valid),
-        .res_seq             (res_seq),
-        .res_latency         (res_latency),
-        .res_rx_tick         (res_rx_tick),
-        .ctl_snapshot        (ctl_snapshot_q),
-        .ctl_clear           (ctl_stats_clear_q),
-        .ctl_sample_pop      (ctl_sample_pop_q),
+        .clk                 (eng_clk),
+        .rst                 (eng_rst),
+        .res_valid           (e_res),
+        .res_ready           (st_ready),
+        .res_seq             (e_seq),
+        .res_latency         (e_latency),
+        .res_rx_tick         (e_rx_tick),
+        .ctl_snapshot        (e_snapshot),
+        .ctl_clear           (e_clear || e_clear_stats),
+        .ctl_sample_pop      (ctl_sample_pop),
         .cfg_hist_base       (cfg_hist_base),
         .cfg_hist_shift      (cfg_hist_shift),
         .cfg_hist_addr       (cfg_hist_addr),
@@ -304,7 +471,7 @@ if (WITH_RX) begin : rx
         .stat_lat_sum        (stat_lat_sum),
         .stat_lat_sumsq      (stat_lat_sumsq),
         .stat_hist_count     (stat_hist_count),
-        .stat_hist_busy      (stat_hist_busy),
+        .stat_hist_busy      (st_hist_busy),
         .stat_sample_valid   (stat_sample_valid),
         .stat_sample_seq     (stat_sample_seq),
         .stat_sample_rx_tick (stat_sample_rx_tick),
@@ -313,25 +480,25 @@ if (WITH_RX) begin : rx
         .cnt_lat             (st_cnt_lat),
         .cnt_hist_below      (st_cnt_hist_below),
         .cnt_hist_above      (st_cnt_hist_above),
-        .cnt_sample_dropped  (st_cnt_sample_dropped),
-        .cnt_stats_overrun   (st_cnt_stats_overrun)
+        .cnt_sample_dropped  (st_cnt_sample_dropped)
     );
 
     fpgatest_seq_tracker tracker_inst (
-        .clk                 (clk),
-        .rst                 (rst),
-        .in_valid            (res_valid),
-        .in_seq              (res_seq),
-        .ctl_snapshot        (ctl_snapshot_q),
-        .ctl_clear           (ctl_clear_q),
-        .ctl_flush           (ctl_flush_q),
-        .ctl_event_pop       (ctl_event_pop_q),
+        .clk                 (eng_clk),
+        .rst                 (eng_rst),
+        .in_valid            (e_res),
+        .in_ready            (trk_ready),
+        .in_seq              (e_seq),
+        .ctl_snapshot        (e_snapshot),
+        .ctl_clear           (e_clear),
+        .ctl_flush           (e_flush),
+        .ctl_event_pop       (ctl_event_pop),
         .stat_lost           (stat_seq_lost),
         .stat_first_seq      (stat_seq_first_seq),
         .stat_highest_seq    (stat_seq_highest_seq),
         .stat_oldest_seq     (stat_seq_oldest_seq),
         .stat_started        (stat_seq_started),
-        .stat_busy           (stat_seq_busy),
+        .stat_busy           (trk_busy),
         .stat_event_valid    (stat_seq_event_valid),
         .stat_event_first    (stat_seq_event_first),
         .stat_event_length   (stat_seq_event_length),
@@ -343,24 +510,17 @@ if (WITH_RX) begin : rx
         .cnt_input_dropped   (trk_cnt_input_dropped),
         .cnt_event_dropped   (trk_cnt_event_dropped)
     );
-end else begin : no_rx
-    assign cdc_cnt_overflow = 0;
-    assign chk_cnt_rx_frame = 0;
-    assign chk_cnt_rx_len = 0;
-    assign chk_cnt_test = 0;
-    assign chk_cnt_fcs_error = 0;
-    assign chk_cnt_runt = 0;
-    assign chk_cnt_giant = 0;
-    assign chk_cnt_foreign = 0;
-    assign chk_cnt_other_stream = 0;
-    assign chk_cnt_lat_clamped = 0;
+end else begin : no_engines
+    assign st_ready = 1'b1;
+    assign trk_ready = 1'b1;
+    assign st_hist_busy = 1'b0;
+    assign trk_busy = 1'b0;
     assign stat_lat_min = 0;
     assign stat_lat_max = 0;
     assign stat_lat_last = 0;
     assign stat_lat_sum = 0;
     assign stat_lat_sumsq = 0;
     assign stat_hist_count = 0;
-    assign stat_hist_busy = 0;
     assign stat_sample_valid = 0;
     assign stat_sample_seq = 0;
     assign stat_sample_rx_tick = 0;
@@ -370,13 +530,11 @@ end else begin : no_rx
     assign st_cnt_hist_below = 0;
     assign st_cnt_hist_above = 0;
     assign st_cnt_sample_dropped = 0;
-    assign st_cnt_stats_overrun = 0;
     assign stat_seq_lost = 0;
     assign stat_seq_first_seq = 0;
     assign stat_seq_highest_seq = 0;
     assign stat_seq_oldest_seq = 0;
     assign stat_seq_started = 0;
-    assign stat_seq_busy = 0;
     assign stat_seq_event_valid = 0;
     assign stat_seq_event_first = 0;
     assign stat_seq_event_length = 0;
@@ -390,46 +548,38 @@ end else begin : no_rx
 end
 endgenerate
 
-// event counters, numbered as in the table above (bit/slice i = counter i)
+assign stat_hist_busy = st_hist_busy || marks_out;
+assign stat_seq_busy = trk_busy || marks_out;
+assign stat_counters_busy = cnt_busy || marks_out;
+
+// event counters, numbered as in the table above (bit/slice i = counter i). Records come at most
+// one per two clocks, so one round (N clocks) adds at most 12 amounts below 2^14: 18-bit pending.
 localparam N_COUNTERS = 23;
+localparam PW = 18;
+localparam [PW-1:0] ONE = 1;
 
 fpgatest_counters #(
     .N         (N_COUNTERS),
-    .PENDING_W (16),
-    .WIDE_MASK (23'b00000000000000000001010)  // tx_bytes, rx_bytes
+    .PENDING_W (PW),
+    .WIDE_MASK (23'b10000000000000000001010)  // tx_bytes, rx_bytes, record_dropped
 ) counters_inst (
-    .clk          (clk),
-    .rst          (rst),
-    .inc_valid    ({st_cnt_stats_overrun, cdc_cnt_overflow, trk_cnt_event_dropped, trk_cnt_input_dropped, trk_cnt_stale, trk_cnt_duplicate, trk_cnt_late, trk_cnt_received, st_cnt_sample_dropped, st_cnt_hist_above, st_cnt_hist_below, st_cnt_lat, chk_cnt_lat_clamped, chk_cnt_other_stream, chk_cnt_foreign, chk_cnt_giant, chk_cnt_runt, chk_cnt_fcs_error, chk_cnt_test, chk_cnt_rx_frame, chk_cnt_rx_frame, gen_cnt_tx_frame, gen_cnt_tx_frame}),
-    .inc_amount   ({16'd1,
-                      16'd1,
-                      16'd1,
-                      16'd1,
-                      16'd1,
-                      16'd1,
-                      16'd1,
-                      16'd1,
-                      16'd1,
-                      16'd1,
-                      16'd1,
-                      16'd1,
-                      16'd1,
-                      16'd1,
-                      16'd1,
-                      16'd1,
-                      16'd1,
-                      16'd1,
-                      16'd1,
-                      chk_cnt_rx_len,
-                      16'd1,
-                      gen_cnt_tx_len,
-                      16'd1}),
-    .ctl_snapshot (ctl_snapshot_q),
-    .ctl_clear    (ctl_clear_q),
-    .ctl_round    (ctl_round_q),
+    .clk          (eng_clk),
+    .rst          (eng_rst),
+    .inc_valid    ({e_valid_reg && e_lost_new != 0, e_valid_reg && e_overflow, trk_cnt_event_dropped,
+                    trk_cnt_input_dropped, trk_cnt_stale, trk_cnt_duplicate, trk_cnt_late, trk_cnt_received,
+                    st_cnt_sample_dropped, st_cnt_hist_above, st_cnt_hist_below, st_cnt_lat,
+                    e_res && e_lat_clamped, e_rx && e_other_stream, e_rx && e_foreign, e_rx && e_giant,
+                    e_rx && e_runt, e_rx && e_fcs_error, e_rx && e_test, e_rx, e_rx, e_tx, e_tx}),
+    .inc_amount   ({{{(PW-8){1'b0}}, e_lost_new},
+                    {18{ONE}},
+                    {{(PW-16){1'b0}}, e_rx_len}, ONE,
+                    {{(PW-16){1'b0}}, e_tx_len}, ONE}),
+    .ctl_snapshot (e_snapshot),
+    .ctl_clear    (e_clear),
+    .ctl_round    (e_round_reg),
     .rd_addr      (cnt_rd_addr),
     .rd_data      (cnt_rd_data),
-    .stat_busy    (stat_counters_busy)
+    .stat_busy    (cnt_busy)
 );
 
 endmodule

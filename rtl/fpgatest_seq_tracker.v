@@ -27,6 +27,7 @@ module fpgatest_seq_tracker #(
 
     // sequence numbers of test frames
     input  wire         in_valid,
+    output wire         in_ready,            // the input queue has room (a number offered while low is dropped)
     input  wire [47:0]  in_seq,
 
     // control
@@ -77,6 +78,7 @@ wire        in_empty = in_wr_reg == in_rd_reg;
 // leaves 63)
 reg         in_fill_reg, in_popped_reg;
 wire        in_full = in_fill_reg && !in_popped_reg;
+assign      in_ready = !in_full;
 wire [6:0]  in_level = in_wr_reg - in_rd_reg;
 wire        head_ready = in_rd_age_reg == 2'd2;                  // head_reg shows slot in_rd
 wire        head_valid = head_ready && in_wr_d2_reg != in_rd_reg; // ... and that slot was written

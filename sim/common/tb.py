@@ -15,6 +15,9 @@ from litex_soc.verilog_ports import counter_names
 COUNTERS = counter_names(RTL / "fpgatest_port.v")
 
 CLK_PERIOD_PS = 8000  # 125 MHz: one byte per clock, one tick = 8 ns
+# the per-frame engines' clock: about 50 MHz as on the board, unrelated to the tester clock, so every
+# port test runs the record FIFO across two clocks that drift against each other
+ENG_PERIOD_PS = 19_994
 
 # checker defaults: stream 1, every size up to 16383 bytes is not a giant
 CHECKER_DEFAULTS = {
@@ -31,6 +34,8 @@ CHECKER_DEFAULTS = {
 
 CTL = ("ctl_start", "ctl_stop", "ctl_clear", "ctl_snapshot", "ctl_sample_pop", "ctl_flush", "ctl_event_pop",
        "ctl_clear_stats")
+ENGINE_CTL = ("ctl_sample_pop", "ctl_event_pop")           # pulses in the engine clock
+MARKERS = ("ctl_clear", "ctl_snapshot", "ctl_flush", "ctl_clear_stats")  # travel with the records
 
 
 class TB:
@@ -39,6 +44,9 @@ class TB:
         self.log = logging.getLogger("cocotb.tb")
         self.log.setLevel(logging.INFO)
         cocotb.start_soon(Clock(dut.clk, CLK_PERIOD_PS, unit="ps").start())
+        self.eng_clk = dut.eng_clk
+        self._eng_clock = None
+        self.set_eng_period(ENG_PERIOD_PS)
         if rx_ppm is not None:
             # the PHY's receive clock, off by rx_ppm; with 1 ps resolution +-100 ppm becomes 7999 / 8001 ps,
             # i.e. +-125 ppm, a little worse than asked
@@ -56,6 +64,7 @@ class TB:
         dut.ext_rx_er.value = 0
         for name in CTL:
             getattr(dut, name).value = 0
+        dut.eng_marker_sent.value = 0
         dut.cnt_rd_addr.value = 0
         self.tx_sink = GmiiSink(dut.gmii_txd, dut.gmii_tx_er, dut.gmii_tx_en, dut.clk, dut.rst)
         self.rx_source = None
@@ -66,6 +75,13 @@ class TB:
                 model.log.setLevel(logging.WARNING)
         self.configure(StreamConfig())
         self.set(**CHECKER_DEFAULTS)
+
+    def set_eng_period(self, period_ps: int):
+        """(Re)start the engine clock with another period."""
+        if self._eng_clock is not None:
+            self._eng_clock.cancel()
+        clock = Clock(self.eng_clk, period_ps, period_high=period_ps // 2, unit="ps")
+        self._eng_clock = cocotb.start_soon(clock.start())
 
     def set(self, **regs):
         for name, value in regs.items():
@@ -79,25 +95,55 @@ class TB:
     async def reset(self):
         self.dut.rst.value = 1
         self.dut.rx_rst.value = 1
-        await ClockCycles(self.dut.clk, 10)
+        self.dut.eng_rst.value = 1
+        await ClockCycles(self.dut.eng_clk, 10)
         self.dut.rst.value = 0
         self.dut.rx_rst.value = 0
+        self.dut.eng_rst.value = 0
         await ClockCycles(self.dut.clk, 10)
         await self.pulse("ctl_clear")
         await ClockCycles(self.dut.clk, 40)
 
-    async def pulse(self, *names):
-        """One-clock pulse; returns at the edge where the cores act on it (the port registers it once)."""
-        await RisingEdge(self.dut.clk)
+    async def _pulse_on(self, clk, names):
+        await RisingEdge(clk)
         for name in names:
             getattr(self.dut, name).value = 1
-        await RisingEdge(self.dut.clk)
+        await RisingEdge(clk)
         for name in names:
             getattr(self.dut, name).value = 0
-        await RisingEdge(self.dut.clk)
+
+    async def pulse(self, *names) -> int:
+        """One-clock pulses, each in its own clock, as the SoC gives them. Returns the time (ps) of the
+        tester edge where the cores act on the tester-clock ones (the port registers them once); a
+        marker is also announced in the engine clock, as the CSR side does, before this returns."""
+        engine = [n for n in names if n in ENGINE_CTL]
+        tester = [n for n in names if n not in ENGINE_CTL]
+        announce = None
+        if any(n in MARKERS for n in tester):
+            announce = cocotb.start_soon(self._pulse_on(self.eng_clk, ["eng_marker_sent"]))
+        if engine:
+            await self._pulse_on(self.eng_clk, engine)
+        acted = None
+        if tester:
+            await self._pulse_on(self.dut.clk, tester)
+            await RisingEdge(self.dut.clk)
+            acted = int(cocotb.utils.get_sim_time("ps"))
+        if announce is not None:
+            await announce
+        return acted
 
     def get(self, name) -> int:
         return int(getattr(self.dut, name).value)
+
+    async def flush(self):
+        """Retire the tracker's whole window and wait until it is done (as the host does)."""
+        await self.pulse("ctl_flush")
+        await RisingEdge(self.eng_clk)
+        for _ in range(100_000):
+            if not self.get("stat_seq_busy"):
+                return
+            await RisingEdge(self.eng_clk)
+        raise AssertionError("the flush never completed")
 
     async def snapshot(self) -> dict:
         """Latch everything and read every stat_* register."""
@@ -106,23 +152,28 @@ class TB:
 
     async def snapshot_at(self, edge_time_ps: int) -> dict:
         """Snapshot latched exactly at the rising edge edge_time_ps (which must be >= 3 clocks ahead)."""
+        await RisingEdge(self.dut.clk)
         now = int(cocotb.utils.get_sim_time("ps"))
         await ClockCycles(self.dut.clk, (edge_time_ps - now) // CLK_PERIOD_PS - 3)
-        await self.pulse("ctl_snapshot")
-        assert int(cocotb.utils.get_sim_time("ps")) == edge_time_ps
+        acted = await self.pulse("ctl_snapshot")
+        assert acted == edge_time_ps
         return await self.read_stats()
 
     async def read_stats(self) -> dict:
         """Every stat_* port and every event counter (as stat_<counter name>) of the last snapshot."""
-        await RisingEdge(self.dut.clk)
-        while self.get("stat_hist_busy") or self.get("stat_counters_busy"):
-            await RisingEdge(self.dut.clk)
+        await RisingEdge(self.eng_clk)
+        for _ in range(100_000):
+            if not (self.get("stat_hist_busy") or self.get("stat_counters_busy")):
+                break
+            await RisingEdge(self.eng_clk)
+        else:
+            raise AssertionError("the snapshot never completed (a marker lost?)")
         await ReadOnly()
         stats = {h._name: int(h.value) for h in self.dut if h._name.startswith("stat_")}
-        await RisingEdge(self.dut.clk)
+        await RisingEdge(self.eng_clk)
         for index, (name, _) in enumerate(COUNTERS):
             self.dut.cnt_rd_addr.value = index
-            await ClockCycles(self.dut.clk, 2)
+            await ClockCycles(self.eng_clk, 2)
             stats["stat_" + name] = self.get("cnt_rd_data")
         return stats
 
@@ -130,7 +181,7 @@ class TB:
         bins = []
         for addr in range(64):
             self.dut.cfg_hist_addr.value = addr
-            await ClockCycles(self.dut.clk, 2)
+            await ClockCycles(self.eng_clk, 2)
             bins.append(self.get("stat_hist_count"))
         return bins
 
@@ -138,7 +189,7 @@ class TB:
         samples = []
         while True:
             await self.pulse("ctl_sample_pop")
-            await RisingEdge(self.dut.clk)
+            await RisingEdge(self.eng_clk)
             if not self.get("stat_sample_valid"):
                 return samples
             samples.append((self.get("stat_sample_seq"), self.get("stat_sample_rx_tick"), self.get("stat_sample_latency")))
@@ -147,7 +198,7 @@ class TB:
         events = []
         while True:
             await self.pulse("ctl_event_pop")
-            await RisingEdge(self.dut.clk)
+            await RisingEdge(self.eng_clk)
             if not self.get("stat_seq_event_valid"):
                 return events
             events.append((self.get("stat_seq_event_first"), self.get("stat_seq_event_length")))

@@ -112,8 +112,7 @@ async def run_test_line_rate(dut):
         await tb.pulse("ctl_clear")
         await tb.pulse("ctl_start")
         await ClockCycles(dut.clk, 3 * period)
-        await tb.pulse("ctl_snapshot")
-        first_edge = int(cocotb.utils.get_sim_time("ps"))
+        first_edge = await tb.pulse("ctl_snapshot")
         first = await tb.read_stats()
         window = frames * period
         second = await tb.snapshot_at(first_edge + window * 8000)
@@ -122,8 +121,7 @@ async def run_test_line_rate(dut):
         await tb.pulse("ctl_stop")
         await tb.wait_idle()
         await ClockCycles(dut.clk, 2 * period + 100)
-        await tb.pulse("ctl_flush")
-        await ClockCycles(dut.clk, 100)
+        await tb.flush()
         final = await tb.snapshot()
         sfd_times = [f.sim_time_sfd for f in tb.tx_sink.queue._queue]
         tb.tx_sink.clear()
@@ -131,6 +129,7 @@ async def run_test_line_rate(dut):
         lost = final["stat_tx_frames"] - final["stat_seq_received"]
         assert final["stat_test_frames"] == final["stat_tx_frames"] and lost == 0, "checker lost frames at line rate"
         assert final["stat_seq_lost"] == 0 and final["stat_fcs_errors"] == 0 and final["stat_foreign"] == 0
+        assert final["stat_record_dropped"] == 0, "a per-frame record was lost at line rate"
         tb.log.info("%d B: %d frames in %d byte times (theory %d); %d sent, %d received", size, sent, window,
                     frames, final["stat_tx_frames"], final["stat_test_frames"])
         records.append({"size_bytes": size, "ifg_bytes": 12, "window_ns": window * 8,

@@ -27,6 +27,7 @@ class TB:
             getattr(dut, name).value = 0
         # the event outputs feed fpgatest_counters in a port; here a monitor counts them
         self.counts = dict.fromkeys(EVENTS, 0)
+        self.stalls = 0
         cocotb.start_soon(self._count_events())
 
     async def _count_events(self):
@@ -48,7 +49,11 @@ class TB:
         getattr(self.dut, name).value = 0
 
     async def push(self, seq, gap):
+        """Offer one number as fpgatest_port does: only while in_ready is high (it waits, never drops)."""
         await RisingEdge(self.dut.clk)
+        while not int(self.dut.in_ready.value):
+            self.stalls += 1
+            await RisingEdge(self.dut.clk)
         self.dut.in_valid.value = 1
         self.dut.in_seq.value = seq % MOD
         await RisingEdge(self.dut.clk)
@@ -156,10 +161,13 @@ async def run_test_random_storms(dut):
     for profile in profiles:
         for start in (0, MOD - 1500):  # the second run wraps the 48-bit sequence space
             seqs = storm(rng, start, 3000, **profile)
-            # frames end at most one per 64 clocks on a real port; bursts of closer ones test the queue
-            gaps = [rng.choice([64, 84, 200, 8, 1]) for _ in seqs]
+            # what the port offers: one record per two engine clocks at most (back to back after a
+            # stall), else a 64-byte frame per 33.6 clocks at 50 MHz, or longer frames
+            gaps = [rng.choice([2, 2, 34, 40, 84, 200]) for _ in seqs]
+            tb.stalls = 0
             got, n_events = await check(tb, seqs, gaps)
-            dut._log.info("%s start=%d: %s, %d loss events", profile, start, got, n_events)
+            dut._log.info("%s start=%d: %s, %d loss events, %d clocks waiting for in_ready",
+                          profile, start, got, n_events, tb.stalls)
 
 
 @cocotb.test()
