@@ -5,9 +5,18 @@
 `timescale 1ns / 1ps
 `default_nettype none
 
+/*
+ * FREE_SLOT = 1 keeps one slot free (it holds 2^DEPTH_LOG2 - 1 entries): the memory is then written
+ * at the write pointer on every clock, with no write enable, and an entry becomes visible only when
+ * the pointer moves past it. The slot under the write pointer is never one the reader can reach,
+ * so the writes that are not kept do no harm, and a wide memory has no enable fanned out across it.
+ * Its full flag is a flip-flop (from the pointers of the clock before; it may say full one clock
+ * longer than needed, never too short).
+ */
 module fpgatest_async_fifo #(
     parameter WIDTH      = 8,
-    parameter DEPTH_LOG2 = 4
+    parameter DEPTH_LOG2 = 4,
+    parameter FREE_SLOT  = 0
 ) (
     // write side
     input  wire             wr_clk,
@@ -41,14 +50,43 @@ endfunction
 wire [A:0] wr_ptr_bin_next = wr_ptr_bin_reg + 1'b1;
 wire [A:0] rd_ptr_bin_next = rd_ptr_bin_reg + 1'b1;
 
-// full: the write pointer is one lap ahead of the synchronized read pointer
-assign wr_full = wr_ptr_gray_reg == {~rd_ptr_gray_sync2_reg[A:A-1], rd_ptr_gray_sync2_reg[A-2:0]};
+wire       wr_take = wr_en && !wr_full;
+generate
+if (FREE_SLOT) begin : free_slot
+    // full when 2^A - 1 entries are in after this edge (as far as the write side knows): the
+    // pointer after this edge, plus one, is a lap ahead of the read pointer. The gray codes of the
+    // write pointer + 1 and + 2 are kept in registers, so the flag is one compare.
+    reg        full_reg = 1'b0;
+    reg  [A:0] wr_p1_gray_reg = 1, wr_p2_gray_reg = 3;        // bin2gray(1), bin2gray(2)
+    wire [A:0] lap = {~rd_ptr_gray_sync2_reg[A:A-1], rd_ptr_gray_sync2_reg[A-2:0]};
+    always @(posedge wr_clk) begin
+        full_reg <= (wr_take ? wr_p2_gray_reg : wr_p1_gray_reg) == lap;
+        if (wr_take) begin
+            wr_p1_gray_reg <= wr_p2_gray_reg;
+            wr_p2_gray_reg <= bin2gray(wr_ptr_bin_reg + 3);
+        end
+        mem[wr_ptr_bin_reg[A-1:0]] <= wr_data;
+        if (wr_rst) begin
+            full_reg <= 1'b0;
+            wr_p1_gray_reg <= bin2gray(1);
+            wr_p2_gray_reg <= bin2gray(2);
+        end
+    end
+    assign wr_full = full_reg;
+end else begin : exact
+    // full: the write pointer is one lap ahead of the synchronized read pointer
+    assign wr_full = wr_ptr_gray_reg == {~rd_ptr_gray_sync2_reg[A:A-1], rd_ptr_gray_sync2_reg[A-2:0]};
+    always @(posedge wr_clk)
+        if (wr_take)
+            mem[wr_ptr_bin_reg[A-1:0]] <= wr_data;
+end
+endgenerate
+
 assign rd_valid = rd_ptr_gray_reg != wr_ptr_gray_sync2_reg;
 assign rd_data = mem[rd_ptr_bin_reg[A-1:0]];
 
 always @(posedge wr_clk) begin
-    if (wr_en && !wr_full) begin
-        mem[wr_ptr_bin_reg[A-1:0]] <= wr_data;
+    if (wr_take) begin
         wr_ptr_bin_reg <= wr_ptr_bin_next;
         wr_ptr_gray_reg <= bin2gray(wr_ptr_bin_next);
     end

@@ -16,7 +16,7 @@
  * Two clocks. Only what must run per byte is in the tester clock (clk, 125 MHz): the generator,
  * the RX clock crossing and the checker. What they produce once per frame (a frame sent, a frame
  * received and its class, a test frame's sequence number and latency) and the snapshot, clear and
- * flush markers go as one record per tester clock through a dual-clock FIFO (gray pointers) to the
+ * flush markers go as one record per tester clock through a dual-clock FIFO (gray pointers, 15 entries) to the
  * per-frame engines in eng_clk (the CSR clock on a board): latency statistics, histogram, samples,
  * sequence tracker and event counters. The engines take a record only when every engine it concerns
  * is ready (valid/ready, no assumed spacing); a record that finds the FIFO full is lost and counted
@@ -373,7 +373,7 @@ wire          r_avail;
 wire [RW-1:0] r_data;
 wire          r_take;
 
-fpgatest_async_fifo #(.WIDTH(RW), .DEPTH_LOG2(4)) record_fifo (
+fpgatest_async_fifo #(.WIDTH(RW), .DEPTH_LOG2(4), .FREE_SLOT(1)) record_fifo (
     .wr_clk(clk), .wr_rst(rst), .wr_data(a_data_reg), .wr_en(a_valid_reg), .wr_full(w_full),
     .rd_clk(eng_clk), .rd_rst(eng_rst), .rd_data(r_data), .rd_valid(r_avail), .rd_en(r_take));
 
