@@ -89,7 +89,8 @@ end
 // parse
 // ---------------------------------------------------------------------------------------------
 reg         in_frame_reg;
-reg  [15:0] idx_reg;                   // index of the current byte (saturates)
+reg  [15:0] idx_reg;                   // index of the next byte = bytes taken so far (saturates)
+reg         idx_sat_reg;               // idx_reg has reached 0xFFFF and stays
 reg         vlan_reg;
 reg         l3_ok_reg;
 reg  [4:0]  sig_cnt_reg;
@@ -100,7 +101,6 @@ reg  [63:0] rx_tick_reg;
 reg  [STAMP_W-1:0] stamp_age_reg;
 reg  [63:0] stamp_now_reg;
 
-wire [15:0] idx = b_first ? 16'd0 : idx_reg;
 wire [31:0] fcs_crc_in = b_first ? 32'hFFFFFFFF : fcs_crc_reg;
 wire [31:0] fcs_crc_next, sig_crc_next;
 fpgatest_crc32 fcs_crc_inst (.crc_in(fcs_crc_in), .data(b_data), .crc_out(fcs_crc_next));
@@ -148,7 +148,8 @@ always @(posedge clk) begin
 
     if (b_valid) begin
         in_frame_reg <= !b_last;
-        idx_reg <= idx == 16'hFFFF ? idx : idx + 16'd1;
+        idx_reg <= b_first ? 16'd1 : idx_sat_reg ? idx_reg : idx_reg + 16'd1;
+        idx_sat_reg <= !b_first && (idx_sat_reg || idx_reg == 16'hFFFE);
         fcs_crc_reg <= fcs_crc_next;
 
         nxt_oh <= b_first ? 18'd2 : {nxt_oh[16:0], 1'b0};
@@ -216,7 +217,7 @@ always @(posedge clk) begin
             end_valid_reg <= 1'b1;
             end_crc_reg <= fcs_crc_next;
             end_err_reg <= b_err;
-            end_len_reg <= idx + 16'd1;
+            end_len_reg <= b_first ? 16'd1 : idx_reg + 16'd1;
             // the signature is complete once 18 bytes were taken; the check covers the first 14
             end_sig_full_reg <= l3_ok_reg && sig_cnt_reg == 5'd18;
             end_sig_check_reg <= sig_reg[31:0];
@@ -231,6 +232,7 @@ always @(posedge clk) begin
     if (rst) begin
         in_frame_reg <= 1'b0;
         idx_reg <= 16'd0;
+        idx_sat_reg <= 1'b0;
         nxt_oh <= 18'd0;
         r3_oh <= 10'd0;
         end_valid_reg <= 1'b0;

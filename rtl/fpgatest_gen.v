@@ -432,26 +432,28 @@ always @(posedge clk) begin
 end
 
 // the header regions, first byte in the top bits: Ethernet header (18 bytes with a tag), IP header
-// (40 bytes, IPv4's 20 first), UDP header (8), signature (18: stream, sequence, TX stamp, check)
+// (40 bytes, IPv4's 20 first), UDP header (8), signature (18: stream, sequence, TX stamp, check). Each
+// loads at a fixed position of the frame: at_pos_reg[k] is set only at the k-th clock of a frame
+// (k < 22, inside every frame), so the load is one flip-flop
 reg [143:0] l2_shift_reg;
 reg [319:0] l3_shift_reg;
 reg [63:0]  udp_shift_reg;
 reg [143:0] sig_out_reg;
 always @(posedge clk) begin
-    if (state_reg == ST_FRAME && at_pos_reg[1])
+    if (at_pos_reg[1])
         l2_shift_reg <= vlan_en_reg ? {dst_mac_reg, src_mac_reg, 16'h8100, vlan_tci_reg, ethertype_eff_reg}
                                     : {dst_mac_reg, src_mac_reg, ethertype_eff_reg, 32'd0};
     else if (d_lt18)
         l2_shift_reg <= {l2_shift_reg[135:0], 8'd0};
-    if (state_reg == ST_FRAME && at_pos_reg[21])
+    if (at_pos_reg[21])
         udp_shift_reg <= {udp_src_reg, udp_dst_reg, udp_len_reg, udp_csum_reg};
     else if (r4_lt8)
         udp_shift_reg <= {udp_shift_reg[55:0], 8'd0};
-    if (state_reg == ST_FRAME && at_pos_reg[15])
+    if (at_pos_reg[15])
         sig_out_reg <= {stream_reg, frame_seq_reg, frame_ts_reg, check_crc_reg};
     else if (rs_lt18)
         sig_out_reg <= {sig_out_reg[135:0], 8'd0};
-    if (state_reg == ST_FRAME && at_pos_reg[5])
+    if (at_pos_reg[5])
         l3_shift_reg <= is_ipv4
             ? {8'h45, tos_reg, l3_len_reg, frame_seq_reg[15:0], 8'h40, 8'h00,   // don't fragment
                ttl_reg, 8'd17, ip_csum_reg, src_ip_reg[31:0], dst_ip_reg[31:0], 160'd0}
