@@ -440,11 +440,9 @@ reg [319:0] l3_shift_reg;
 reg [63:0]  udp_shift_reg;
 reg [143:0] sig_out_reg;
 always @(posedge clk) begin
-    // bytes that are not sent load the same value in both layouts, so only the bytes that differ
-    // have a multiplexer (and no constant turns into a reset of half the register)
     if (at_pos_reg[1])
-        l2_shift_reg <= {dst_mac_reg, src_mac_reg, vlan_en_reg ? 16'h8100 : ethertype_eff_reg,
-                         vlan_tci_reg, ethertype_eff_reg};   // untagged: 14 bytes sent
+        l2_shift_reg <= vlan_en_reg ? {dst_mac_reg, src_mac_reg, 16'h8100, vlan_tci_reg, ethertype_eff_reg}
+                                    : {dst_mac_reg, src_mac_reg, ethertype_eff_reg, 32'd0};
     else if (d_lt18)
         l2_shift_reg <= {l2_shift_reg[135:0], 8'd0};
     if (at_pos_reg[21])
@@ -456,12 +454,11 @@ always @(posedge clk) begin
     else if (rs_lt18)
         sig_out_reg <= {sig_out_reg[135:0], 8'd0};
     if (at_pos_reg[5])
-        l3_shift_reg <= {is_ipv4
+        l3_shift_reg <= is_ipv4
             ? {8'h45, tos_reg, l3_len_reg, frame_seq_reg[15:0], 8'h40, 8'h00,   // don't fragment
-               ttl_reg, 8'd17, ip_csum_reg, src_ip_reg[31:0], dst_ip_reg[31:0]}
+               ttl_reg, 8'd17, ip_csum_reg, src_ip_reg[31:0], dst_ip_reg[31:0], 160'd0}
             : {4'h6, tos_reg, 4'h0, 16'h0000,                                // flow label 0
-               udp_len_reg, 8'd17, ttl_reg, src_ip_reg[127:32]},
-            src_ip_reg[31:0], dst_ip_reg};            // IPv4 sends 20 bytes: the rest as for IPv6
+               udp_len_reg, 8'd17, ttl_reg, src_ip_reg, dst_ip_reg};
     else if (r3_lt40)
         l3_shift_reg <= {l3_shift_reg[311:0], 8'd0};
 end
