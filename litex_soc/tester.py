@@ -139,15 +139,15 @@ class TesterPort(LiteXModule):
         self.snapshot_pulse = Signal()  # in the tester domain
         self.marker_sent = Signal()     # sys: a marker field was written (the port's busy flags cover it)
         markers = 0
+        offsets = {f.name: f.offset for f in self.control.fields.fields}
         for p in ctl:
-            field = self.control.fields.fields[[f.name for f in self.control.fields.fields].index(p.name[4:])]
             if "engine clock" in p.description:
                 params["i_" + p.name] = getattr(self.control.fields, p.name[4:])
                 continue
-            bit = self.control.storage[field.offset]
+            bit = self.control.storage[offsets[p.name[4:]]]
             # the tester-wide pulse crossed once (Tester) and reaches every port at the same edge
             pulse = (fire & bit) | global_pulses.get(p.name[4:], 0)
-            if p.name != "ctl_start" and p.name != "ctl_stop":
+            if "marker" in p.description:
                 markers = markers | bit
             if p.name == "ctl_snapshot":
                 self.comb += self.snapshot_pulse.eq(pulse)

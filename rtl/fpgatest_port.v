@@ -25,7 +25,8 @@
  * the wire gives at most three records per 84 tester clocks (the SFD of a frame sent, the end of a
  * frame received, its result), the engines take one per two engine clocks when nothing is busy, a
  * result in 5 engine clocks, and wait at most one counter round (N + 3 clocks) for a marker.
- * Port signals marked "engine clock" belong to eng_clk; all others to clk. Numbering of the counters:
+ * Port signals marked "engine clock" belong to eng_clk; all others to clk. Pulses marked "marker"
+ * travel to the engines as markers in the record stream. Numbering of the counters:
  *
  * counter  name               meaning
  *    0  tx_frames          frames sent
@@ -76,12 +77,12 @@ module fpgatest_port #(
     // control (pulses)
     input  wire           ctl_start,              // start a run with the current settings (pulse)
     input  wire           ctl_stop,               // stop after the frame on the wire (pulse)
-    input  wire           ctl_clear,              // clear every counter and statistic (pulse)
-    input  wire           ctl_snapshot,           // latch every counter (pulse)
+    input  wire           ctl_clear,              // clear every counter and statistic (pulse, marker)
+    input  wire           ctl_snapshot,           // latch every counter (pulse, marker)
     input  wire           ctl_sample_pop,         // move the oldest sample to stat_sample_* (pulse, engine clock)
-    input  wire           ctl_flush,              // retire the whole window: pending gaps become lost (pulse)
+    input  wire           ctl_flush,              // retire the whole window: pending gaps become lost (pulse, marker)
     input  wire           ctl_event_pop,          // move the oldest loss event to stat_event_* (pulse, engine clock)
-    input  wire           ctl_clear_stats,        // clear latency statistics and histogram only (pulse)
+    input  wire           ctl_clear_stats,        // clear latency statistics and histogram only (pulse, marker)
     input  wire           eng_marker_sent,        // a clear, snapshot or flush is on its way to clk (pulse, engine clock)
 
     // generator configuration
@@ -285,12 +286,6 @@ if (WITH_RX) begin : rx
         .cnt_lat_clamped     (chk_cnt_lat_clamped)
     );
 end else begin : no_rx
-    assign rx_valid = 0;
-    assign rx_first = 0;
-    assign rx_last = 0;
-    assign rx_err = 0;
-    assign rx_data = 0;
-    assign rx_stamp = 0;
     assign cdc_cnt_overflow = 0;
     assign res_valid = 0;
     assign res_seq = 0;

@@ -9,7 +9,7 @@ from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 from cocotbext.eth import GmiiSink, GmiiSource
 
 from common.frames import StreamConfig
-from common.harness import RTL
+from common.harness import RTL, port_ports
 from litex_soc.verilog_ports import counter_names
 
 COUNTERS = counter_names(RTL / "fpgatest_port.v")
@@ -32,10 +32,10 @@ CHECKER_DEFAULTS = {
     "cfg_sample_every": 0,
 }
 
-CTL = ("ctl_start", "ctl_stop", "ctl_clear", "ctl_snapshot", "ctl_sample_pop", "ctl_flush", "ctl_event_pop",
-       "ctl_clear_stats")
-ENGINE_CTL = ("ctl_sample_pop", "ctl_event_pop")           # pulses in the engine clock
-MARKERS = ("ctl_clear", "ctl_snapshot", "ctl_flush", "ctl_clear_stats")  # travel with the records
+# the control pulses, which of them act in the engine clock and which travel as markers: from the port list
+CTL = [p for p in port_ports() if p.name.startswith("ctl_")]
+ENGINE_CTL = {p.name for p in CTL if "engine clock" in p.description}
+MARKERS = {p.name for p in CTL if "marker" in p.description}
 
 
 class TB:
@@ -62,8 +62,8 @@ class TB:
         dut.ext_rxd.value = 0
         dut.ext_rx_dv.value = 0
         dut.ext_rx_er.value = 0
-        for name in CTL:
-            getattr(dut, name).value = 0
+        for p in CTL:
+            getattr(dut, p.name).value = 0
         dut.eng_marker_sent.value = 0
         dut.cnt_rd_addr.value = 0
         self.tx_sink = GmiiSink(dut.gmii_txd, dut.gmii_tx_er, dut.gmii_tx_en, dut.clk, dut.rst)
@@ -135,15 +135,19 @@ class TB:
     def get(self, name) -> int:
         return int(getattr(self.dut, name).value)
 
+    async def _until_idle(self, *busy, what: str, limit: int = 100_000):
+        """Wait (engine clocks) until every busy flag is low; a marker that never arrives fails the test."""
+        await RisingEdge(self.eng_clk)
+        for _ in range(limit):
+            if not any(self.get(name) for name in busy):
+                return
+            await RisingEdge(self.eng_clk)
+        raise AssertionError(f"{what} never completed (a marker lost?)")
+
     async def flush(self):
         """Retire the tracker's whole window and wait until it is done (as the host does)."""
         await self.pulse("ctl_flush")
-        await RisingEdge(self.eng_clk)
-        for _ in range(100_000):
-            if not self.get("stat_seq_busy"):
-                return
-            await RisingEdge(self.eng_clk)
-        raise AssertionError("the flush never completed")
+        await self._until_idle("stat_seq_busy", what="the flush")
 
     async def snapshot(self) -> dict:
         """Latch everything and read every stat_* register."""
@@ -161,13 +165,7 @@ class TB:
 
     async def read_stats(self) -> dict:
         """Every stat_* port and every event counter (as stat_<counter name>) of the last snapshot."""
-        await RisingEdge(self.eng_clk)
-        for _ in range(100_000):
-            if not (self.get("stat_hist_busy") or self.get("stat_counters_busy")):
-                break
-            await RisingEdge(self.eng_clk)
-        else:
-            raise AssertionError("the snapshot never completed (a marker lost?)")
+        await self._until_idle("stat_hist_busy", "stat_counters_busy", what="the snapshot")
         await ReadOnly()
         stats = {h._name: int(h.value) for h in self.dut if h._name.startswith("stat_")}
         await RisingEdge(self.eng_clk)
