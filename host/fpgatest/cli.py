@@ -4,6 +4,9 @@
 import argparse
 import contextlib
 import json
+import math
+import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -22,6 +25,64 @@ TWIN_DURATION_S, TWIN_INTERVAL_S = 0.02, 0.002
 
 class UserError(Exception):
     """Reported as one line, exit status 2."""
+
+
+# ---- values at the edge: every number finite and inside what the gateware contract allows -----------
+
+MAX_U32 = (1 << 32) - 1
+MAX_DURATION_S = 1e6        # longer than any campaign; the twin simulates about 7 ms per second
+MAX_CABLE_M = 1000.0        # far beyond the 100 m of 1000BASE-T
+MAX_FRAMES = 1 << 32        # frames per calibration cable (the generator's count is 48 bits)
+
+
+def _number(text: str, kind):
+    try:
+        value = kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not {'an integer' if kind is int else 'a number'}") from None
+    if kind is float and not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+    return value
+
+
+def bounded(kind, low, high, low_open=False, unit=""):
+    """argparse type: a number of `kind` in [low, high] ((low, high] with low_open)."""
+    def parse(text: str):
+        value = _number(text, kind)
+        if (value <= low if low_open else value < low) or value > high:
+            left = "(" if low_open else "["
+            raise argparse.ArgumentTypeError(f"{text} out of range {left}{low:g}, {high:g}]{unit}"
+                                             if kind is float else f"{text} out of range {low}..{high}{unit}")
+        return value
+    return parse
+
+
+def number_list(text: str, what: str, low: float, high: float) -> list[float]:
+    """'0.2,1.04,5' -> [0.2, 1.04, 5.0], each finite and in [low, high]."""
+    values = []
+    for item in text.split(","):
+        if not item.strip():
+            continue
+        try:
+            value = _number(item.strip(), float)
+        except argparse.ArgumentTypeError as err:
+            raise UserError(f"{what}: {err}") from None
+        if not low <= value <= high:
+            raise UserError(f"{what}: {value:g} out of range [{low:g}, {high:g}]")
+        values.append(value)
+    return values
+
+
+def check_writable(path: Path, what: str) -> None:
+    """Refuse an output path that cannot be written, before anything is measured or written."""
+    path = Path(path)
+    if path.exists() and (path.is_dir() if what == "file" else not path.is_dir()):
+        raise UserError(f"{path} exists and is not a {'file' if what == 'file' else 'directory'}")
+    probe = path if path.exists() else path.parent
+    while not probe.exists():
+        probe = probe.parent
+    if not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
+        raise UserError(f"cannot write {path}: {probe} is not a writable directory")
 
 
 # ---- target ----------------------------------------------------------------------------------------
@@ -54,6 +115,13 @@ def is_twin(args) -> bool:
     return args.url == "twin" or args.url.startswith("socket://")
 
 
+def check_ports(tester, args, ports) -> None:
+    """The ports a command uses exist on this tester (checked before anything is written to it)."""
+    for name, port in ports:
+        if not 0 <= port < tester.n_ports:
+            raise UserError(f"{name} {port} out of range: this tester has ports 0..{tester.n_ports - 1}")
+
+
 def check_links(tester, args, ports) -> None:
     """Measure only over links at 1000 Mb/s full duplex (the ECP5 RGMII PHY carries nothing else)."""
     if not args.ignore_link:
@@ -77,8 +145,15 @@ def load_calibration(tester, args) -> dict | None:
     return cal
 
 
-DUT_KEYS = {"latency_ns": float, "per_byte_ns": float, "rate_mbps": float, "ppm": float, "buffer_bytes": int,
-            "max_frame": int, "cable_in_ns": float, "cable_out_ns": float, "cut_through": int, "dither": int}
+# --dut keys: type and range (the switch model's registers: Q16 times in ticks up to 2^32 / 2^16 ticks)
+MAX_MODEL_NS = 524_280.0
+DUT_KEYS = {
+    "latency_ns": (float, 0.0, MAX_MODEL_NS), "per_byte_ns": (float, 0.0, MAX_MODEL_NS),
+    "rate_mbps": (float, 0.001, 1000.0), "ppm": (float, -1000.0, 1000.0),
+    "buffer_bytes": (int, 1, 1 << 18), "max_frame": (int, 64, 16383),
+    "cable_in_ns": (float, 0.0, MAX_MODEL_NS), "cable_out_ns": (float, 0.0, MAX_MODEL_NS),
+    "cut_through": (int, 0, 1), "dither": (int, 0, 1),
+}
 
 
 def parse_dut(items: list[str]) -> dict:
@@ -88,10 +163,11 @@ def parse_dut(items: list[str]) -> dict:
         key = key.strip().replace("-", "_")
         if not sep or key not in DUT_KEYS:
             raise UserError(f"bad --dut {item!r}: use KEY=VALUE with KEY one of {', '.join(DUT_KEYS)}")
+        kind, low, high = DUT_KEYS[key]
         try:
-            out[key] = DUT_KEYS[key](value)
-        except ValueError:
-            raise UserError(f"bad --dut {item!r}: {value!r} is not a number") from None
+            out[key] = bounded(kind, low, high)(value.strip())
+        except argparse.ArgumentTypeError as err:
+            raise UserError(f"bad --dut {item!r}: {err}") from None
     return out
 
 
@@ -152,6 +228,7 @@ def cmd_run(args) -> int:
     plan.streams()
     console = Console()
     with open_tester(args) as t:
+        check_ports(t, args, [("--tx-port", args.tx_port), ("--rx-port", args.rx_port)])
         check_links(t, args, [args.tx_port, args.rx_port])
         load_calibration(t, args)
         apply_dut(t, args)
@@ -225,20 +302,23 @@ def cmd_sweep(args) -> int:
     plan.streams()  # every size checked before the tester is touched
     parse_dut(args.dut)
     out = Path(args.out) if args.out else ROOT / "build" / "results" / time.strftime(f"sweep-{args.proto}-%Y%m%d-%H%M%S")
+    check_writable(out, "directory")
     if (out / "samples.csv").exists():
         raise UserError(f"{out} already holds results; choose another --out")
     with open_tester(args) as t:
+        check_ports(t, args, [("--tx-port", args.tx_port), ("--rx-port", args.rx_port)])
         check_links(t, args, [args.tx_port, args.rx_port])
         load_calibration(t, args)
         apply_dut(t, args)
-        results = ResultsDir(out, {})
+        # marked stopped until the sweep writes its own record (a stop before the first size)
+        results = ResultsDir(out, {"stopped_at": {"size_bytes": None, "finished_sizes": []}})
         intervals = max(1, round(duration / interval))
         try:
             with Progress(plan.sizes, intervals) as progress:
                 summary = sweep(t, plan, results, progress)
         except KeyboardInterrupt:
             print(f"fpgatest: interrupted; finished sizes are kept in {out}", file=sys.stderr)
-            return 130
+            return 130 if INTERRUPTED[0] == signal.SIGINT else 128 + INTERRUPTED[0]
     plot(out, summary, _samples(out))
     print(markdown_table(summary))
     print(f"\nresults: {out}")
@@ -259,7 +339,10 @@ def cmd_report(args) -> int:
     meta, samples, sizes = load(path)
     if not sizes:
         raise UserError(f"{path} holds no finished size")
-    summary = summarize(meta, samples, sizes)
+    try:
+        summary = summarize(meta, samples, sizes)
+    except (KeyError, TypeError, ValueError, ZeroDivisionError) as err:
+        raise UserError(f"cannot read results in {path}: a record lacks or garbles {err}") from None
     write_json_atomic(path / "summary.json", summary)
     plot(path, summary, samples)
     print(markdown_table(summary))
@@ -272,11 +355,12 @@ def cmd_calibrate(args) -> int:
     from fpgatest.measure import apply_calibration, calibrate
     from fpgatest.output import write_json_atomic
 
-    try:
-        lengths = [float(v) for v in args.cables.split(",") if v.strip()]
-        port_cables = [float(v) for v in args.port_cables.split(",")] if args.port_cables else None
-    except ValueError:
-        raise UserError("cable lengths must be numbers in metres, e.g. --cables 0.2,1.04,5.05") from None
+    lengths = number_list(args.cables, "--cables (m)", 0.0, MAX_CABLE_M)
+    port_cables = number_list(args.port_cables, "--port-cables (m)", 0.0, MAX_CABLE_M) if args.port_cables else None
+    if len(lengths) < 2 or len(set(lengths)) < 2:
+        raise UserError("calibration needs at least two different cable lengths (--cables)")
+    out = Path(args.out) if args.out else DEFAULT_CALIBRATION
+    check_writable(out, "file")
 
     def ask(length):
         if not sys.stdin.isatty():
@@ -284,12 +368,14 @@ def cmd_calibrate(args) -> int:
         input(f"connect port {args.tx_port} to port {args.rx_port} with the {length} m cable, then press Enter ")
 
     with open_tester(args) as t:
+        check_ports(t, args, [("--tx-port", args.tx_port), ("--rx-port", args.rx_port)])
+        port_cables = port_cables if port_cables is not None else [0.0] * t.n_ports
+        if len(port_cables) != t.n_ports:
+            raise UserError(f"--port-cables: need one length per port ({t.n_ports}), got {len(port_cables)}")
         check_links(t, args, range(t.n_ports))
         cal = calibrate(t, lengths, args.frames, ask=ask)
-        port_cables = port_cables if port_cables is not None else [0.0] * t.n_ports
         cables_ns = apply_calibration(t, cal, port_cables)
     cal.update({"port_cables_m": port_cables, "cables_ns": cables_ns})
-    out = Path(args.out) if args.out else DEFAULT_CALIBRATION
     out.parent.mkdir(parents=True, exist_ok=True)
     write_json_atomic(out, cal)
     print("| cable (m) | latency (ns) |\n|---:|---:|")
@@ -315,19 +401,26 @@ def cmd_dut(args) -> int:
 
 # ---- parser -----------------------------------------------------------------------------------------
 
+class Parser(argparse.ArgumentParser):
+    """argparse with the house error format: one line, exit status 2."""
+
+    def error(self, message):
+        raise UserError(message)
+
+
 def build_parser() -> argparse.ArgumentParser:
     fmt_cls = argparse.ArgumentDefaultsHelpFormatter
-    p = argparse.ArgumentParser(prog="fpgatest", description=__doc__, formatter_class=fmt_cls)
+    p = Parser(prog="fpgatest", description=__doc__, formatter_class=fmt_cls)
     p.add_argument("--version", action="version", version=f"fpgatest {__version__}")
-    common = argparse.ArgumentParser(add_help=False)
+    common = Parser(add_help=False)
     common.add_argument("--url", default="twin",
                         help="'twin' (start the digital twin), /dev/ttyUSB0 (board UART), socket://HOST:PORT "
                              "(a running twin) or udp://IP[:PORT] (Etherbone)")
     common.add_argument("--csr", default=None, help="csr.json of the build (default: the twin's or the board's)")
     common.add_argument("--calibration", default=None,
                         help=f"calibration file to apply (default {DEFAULT_CALIBRATION} if present; 'none' for none)")
-    common.add_argument("--tx-port", type=int, default=0, help="sending port")
-    common.add_argument("--rx-port", type=int, default=1, help="receiving port")
+    common.add_argument("--tx-port", type=bounded(int, 0, 255), default=0, help="sending port")
+    common.add_argument("--rx-port", type=bounded(int, 0, 255), default=1, help="receiving port")
     common.add_argument("--ignore-link", action="store_true",
                         help="measure even when a port's PHY reports no link at 1000 Mb/s full duplex (experts)")
     common.add_argument("--dut", action="append", metavar="KEY=VALUE",
@@ -341,21 +434,25 @@ def build_parser() -> argparse.ArgumentParser:
                        help="identity, ports, counters, calibration in force")
     s.set_defaults(func=cmd_info)
 
-    stream_opts = argparse.ArgumentParser(add_help=False)
+    stream_opts = Parser(add_help=False)
     stream_opts.add_argument("--proto", default="ipv4", choices=["eth", "ipv4", "ipv6"], help="protocol")
-    stream_opts.add_argument("--ifg", type=int, default=12, help="inter-frame gap in bytes (>= 12 = 96 ns)")
-    stream_opts.add_argument("--rate", type=float, default=None,
+    stream_opts.add_argument("--ifg", type=bounded(int, 12, MAX_U32, unit=" bytes"), default=12,
+                             help="inter-frame gap in bytes (>= 12 = 96 ns)")
+    stream_opts.add_argument("--rate", type=bounded(float, 0.0, 100.0, low_open=True, unit=" %"), default=None,
                              help="average rate in percent of line rate instead of --ifg")
-    stream_opts.add_argument("--duration", type=float, default=None,
+    stream_opts.add_argument("--duration", type=bounded(float, 0.0, MAX_DURATION_S, low_open=True, unit=" s"),
+                             default=None,
                              help=f"seconds per size (default {BOARD_DURATION_S} on a board, "
                                   f"{TWIN_DURATION_S} simulated on the twin)")
-    stream_opts.add_argument("--interval", type=float, default=None,
+    stream_opts.add_argument("--interval", type=bounded(float, 0.0, MAX_DURATION_S, low_open=True, unit=" s"),
+                             default=None,
                              help=f"seconds per sample (default {BOARD_INTERVAL_S} on a board, "
                                   f"{TWIN_INTERVAL_S} simulated on the twin)")
 
     s = sub.add_parser("run", parents=[common, stream_opts], formatter_class=fmt_cls,
                        help="one stream with a live per-interval table")
-    s.add_argument("--size", type=int, default=64, help="frame size in bytes incl. FCS")
+    s.add_argument("--size", type=bounded(int, 64, 16383, unit=" bytes"), default=64,
+                   help="frame size in bytes incl. FCS")
     s.set_defaults(func=cmd_run)
 
     s = sub.add_parser("sweep", parents=[common, stream_opts], formatter_class=fmt_cls,
@@ -369,7 +466,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--cables", required=True, help="cable lengths in metres, e.g. 0.2,1.04,5.05,10.04")
     s.add_argument("--port-cables", default=None,
                    help="lengths (m) of the cables used later on each port, e.g. 1.0,1.0 (default 0)")
-    s.add_argument("--frames", type=int, default=2000, help="frames per cable")
+    s.add_argument("--frames", type=bounded(int, 1, MAX_FRAMES), default=2000, help="frames per cable")
     s.add_argument("--out", default=None, help=f"calibration file (default {DEFAULT_CALIBRATION})")
     s.set_defaults(func=cmd_calibrate)
 
@@ -383,21 +480,54 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+INTERRUPTED = [signal.SIGINT]   # the signal that stopped the command
+
+
+def _stop(signum, frame):
+    """SIGTERM (and SIGHUP) stop a command as Ctrl-C does: every `finally` runs (the stream stops,
+    settings are put back, a twin this command started is stopped, the run is marked stopped)."""
+    INTERRUPTED[0] = signum
+    raise KeyboardInterrupt
+
+
 def main(argv=None) -> int:
     from fpgatest.driver import MapError
     from fpgatest.tester import SettingError
     from fpgatest.transport import LinkError
 
-    args = build_parser().parse_args(argv)
+    previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGTERM, signal.SIGHUP)
+                if threading_main()}
     try:
+        args = build_parser().parse_args(argv)
+        parse_dut(getattr(args, "dut", None))   # every --dut value checked before anything is opened
         return args.func(args)
     except (UserError, SettingError, MapError, LinkError, FileExistsError, ValueError, RuntimeError,
-            TimeoutError) as err:
+            TimeoutError, OSError) as err:
+        if isinstance(err, BrokenPipeError):
+            return _broken_pipe()
         print(f"fpgatest: error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("fpgatest: interrupted", file=sys.stderr)
-        return 130
+        name = signal.Signals(INTERRUPTED[0]).name
+        print(f"fpgatest: stopped by {name}", file=sys.stderr)
+        return 130 if INTERRUPTED[0] == signal.SIGINT else 128 + INTERRUPTED[0]
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def threading_main() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
+
+
+def _broken_pipe() -> int:
+    """Output went to a pipe that closed (| head): end quietly, as other tools do."""
+    with contextlib.suppress(OSError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    return 141
 
 
 if __name__ == "__main__":

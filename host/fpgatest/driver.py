@@ -5,9 +5,10 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from fpgatest.transport import open_url
+from fpgatest.transport import LinkError, open_url
 
 TICK_NS = 8.0
+SNAPSHOT_POLLS = 100  # reads of the latch flags before a snapshot is given up
 LAT_UNITS_PER_TICK = 16  # latency and calibration registers count 1/16 tick
 
 
@@ -23,19 +24,43 @@ class Register:
     writable: bool
 
 
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _mapping(data: dict, key: str, default=None) -> dict:
+    value = data.get(key, default)
+    if not isinstance(value, dict):
+        raise ValueError(f"{key!r} is not an object")
+    return value
+
+
 class CsrMap:
     def __init__(self, path: Path):
         try:
             data = json.loads(Path(path).read_text())
-            self.registers = {name: Register(name, r["addr"], r["size"], r["type"] == "rw")
-                              for name, r in data["csr_registers"].items()}
-            self.constants = data.get("constants", {})
-            self.memories = {name: m["base"] for name, m in data.get("memories", {}).items()}
-        except (OSError, ValueError, KeyError, TypeError) as err:
+            if not isinstance(data, dict):
+                raise ValueError("not a JSON object")
+            self.registers = {}
+            for name, r in _mapping(data, "csr_registers").items():
+                addr, size = r["addr"], r["size"]
+                if not (_is_int(addr) and _is_int(size) and 0 <= addr < 1 << 32 and 0 < size <= 8
+                        and addr % 4 == 0 and r["type"] in ("rw", "ro")):
+                    raise ValueError(f"register {name}: bad addr/size/type {addr!r}/{size!r}/{r['type']!r}")
+                self.registers[name] = Register(name, addr, size, r["type"] == "rw")
+            self.constants = _mapping(data, "constants", default={})
+            self.memories = {}
+            for name, m in _mapping(data, "memories", default={}).items():
+                if not (_is_int(m["base"]) and 0 <= m["base"] < 1 << 32):
+                    raise ValueError(f"memory {name}: bad base {m['base']!r}")
+                self.memories[name] = m["base"]
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
             raise MapError(f"cannot read register map {path}: {err}") from None
         self.path = Path(path)
         if "fpgatest_build_id" not in self.constants or "tester_build_id" not in self.registers:
             raise MapError(f"{path} is not an fpgatest register map (no FPGATEST_BUILD_ID)")
+        if not all(_is_int(v) for k, v in self.constants.items() if k.startswith("fpgatest_")):
+            raise MapError(f"{path}: an FPGATEST_* constant is not an integer")
 
     @property
     def build_id(self) -> int:
@@ -63,9 +88,9 @@ class CsrMap:
 class Device:
     """The tester at a URL, described by a csr.json. Multi-word registers: most significant word first."""
 
-    def __init__(self, url: str, csr_path: Path, check_identity: bool = True):
+    def __init__(self, url: str, csr_path: Path, check_identity: bool = True, timeout_s: float = 2.0):
         self.map = CsrMap(csr_path)
-        self.bus = open_url(url)
+        self.bus = open_url(url, timeout_s)
         self.url = url
         if check_identity:
             found = self.read("tester_build_id")
@@ -124,6 +149,20 @@ class Device:
         words = [(value >> (32 * (reg.words - 1 - i))) & 0xFFFFFFFF for i in range(reg.words)]
         self.bus.write(reg.addr, words)
 
+    def write_series(self, name: str, values: list[int]) -> None:
+        """Several values, in order, into one single-word register (bit-banging): one burst over
+        UARTBone, one write each over a bus without fixed-address bursts."""
+        reg = self.map[name]
+        if not reg.writable or reg.words != 1:
+            raise MapError(f"register {name} is not a writable one-word register")
+        if any(not 0 <= v < 1 << 32 for v in values):
+            raise ValueError(f"{name}: a value does not fit in 32 bits")
+        if hasattr(self.bus, "write_fixed"):
+            self.bus.write_fixed(reg.addr, list(values))
+        else:
+            for value in values:
+                self.bus.write(reg.addr, [value])
+
     def _write_cfg(self, port: str, field: str, value: int) -> None:
         """Port configuration words are write-only: cfg_addr selects the word, cfg_data stores it."""
         first = int(self.map.constants[f"fpgatest_{field}_word"])
@@ -176,7 +215,12 @@ class Device:
         # the counter bank and the histogram take a few dozen clocks to latch; one more read is plenty
         # of time over any link, but check anyway
         for port in range(self.map.n_ports()):
-            while values[f"port{port}_stat_counters_busy"] or values[f"port{port}_stat_hist_busy"]:
+            for _ in range(SNAPSHOT_POLLS):
+                if not (values[f"port{port}_stat_counters_busy"] or values[f"port{port}_stat_hist_busy"]):
+                    break
                 values.update(self.read_many([f"port{port}_stat_counters_busy", f"port{port}_stat_hist_busy"]))
+            else:
+                raise LinkError(f"{self.url}: port {port} still latching its snapshot after {SNAPSHOT_POLLS} reads "
+                                "(a few dozen clocks on an fpgatest): the device does not behave as one")
             values.update(self.read_counters(port))
         return values

@@ -46,33 +46,29 @@ class Mdio:
     def __init__(self, device):
         self.dev = device
 
-    def _w(self, value: int) -> None:
-        self.dev.write("ethmdio_w", value)
+    def _w(self, *values: int) -> None:
+        self.dev.write_series("ethmdio_w", list(values))
 
-    def _send(self, value: int, bits: int) -> None:
+    @staticmethod
+    def _bits(value: int, bits: int) -> list[int]:
+        """ethmdio_w values that send `bits` bits of value, MSB first, and leave MDC low."""
+        out = []
         for i in reversed(range(bits)):
             d = DO if (value >> i) & 1 else 0
-            self._w(OE | d)
-            self._w(OE | d | MDC)
-        self._w(OE)
-
-    def _turnaround(self) -> None:
-        for _ in range(2):
-            self._w(MDC)
-            self._w(0)
+            out += [OE | d, OE | d | MDC]
+        return out + [OE]
 
     def read(self, phy: int, reg: int) -> int:
         if not (0 <= phy < 32 and 0 <= reg < 32):
             raise ValueError(f"MDIO address out of range: PHY {phy}, register {reg}")
-        self._send(0xFFFFFFFF, 32)                                # preamble
-        self._send((0b0110 << 10) | (phy << 5) | reg, 14)         # start 01, read 10, PHY, register
-        self._turnaround()
+        turnaround = [MDC, 0, MDC, 0]
+        # preamble, start 01, read 10, PHY, register, then the turnaround: one burst
+        self._w(*self._bits(0xFFFFFFFF, 32), *self._bits((0b0110 << 10) | (phy << 5) | reg, 14), *turnaround)
         value = 0
         for _ in range(16):
             value = (value << 1) | (self.dev.read("ethmdio_r") & 1)
-            self._w(MDC)
-            self._w(0)
-        self._turnaround()
+            self._w(MDC, 0)
+        self._w(*turnaround)
         return value
 
     def link(self, phy: int) -> LinkStatus:

@@ -159,10 +159,11 @@ def summarize(meta: dict, samples: list[dict], sizes: list[dict]) -> dict:
 
 def sweep(tester: Tester, plan: SweepPlan, results: ResultsDir, progress=None) -> dict:
     streams = plan.streams()
-    meta = results_meta(tester, plan)
-    write_json_atomic(results.path / "run.json", meta)
+    meta = {}
     samples, sizes = [], []
     try:
+        meta.update(results_meta(tester, plan))
+        write_json_atomic(results.path / "run.json", meta)
         for stream in streams:
             if progress:
                 progress.start_size(stream.size)
@@ -225,8 +226,13 @@ def calibrate(tester: Tester, lengths_m: list[float], frames: int, ask=None) -> 
         raise SettingError("calibration needs at least two different cable lengths")
     if any(length < 0 for length in lengths_m):
         raise SettingError("cable lengths must be >= 0 m")
+    if not 1 <= frames < 1 << 32:
+        raise SettingError(f"calibration frames {frames} out of range 1..{(1 << 32) - 1}")
     twin = tester.has_dut_model
+    # what this changes is put back whatever happens: the calibration registers (the caller writes
+    # the result: apply_calibration), the switch model on the twin; a failure stops the generator
     saved = tester.calibration()
+    saved_dut = tester.dut_registers("ab") if twin else None
     tester.set_calibration(0, [0] * tester.n_ports)
     points = []
     try:
@@ -238,11 +244,12 @@ def calibrate(tester: Tester, lengths_m: list[float], frames: int, ask=None) -> 
                 ask(length)
             points.append((length, measure_cable(tester, frames)))
     except BaseException:
-        tester.set_calibration(saved["internal_ns"], saved["cables_ns"])
+        tester.stop(0)
         raise
     finally:
+        tester.set_calibration(saved["internal_ns"], saved["cables_ns"])
         if twin:
-            tester.dut_set("ab", dither=False, cable_in_ns=0)
+            tester.dut_restore(saved_dut)
     fit = linear_fit([p[0] for p in points], [p[1] for p in points])
     slope = fit["slope"]
     return {
@@ -270,6 +277,10 @@ def check_calibration_file(cal: dict) -> dict:
         cables = [float(c) for c in cal["cables_ns"]]
     except (KeyError, TypeError, ValueError):
         raise SettingError("calibration file lacks internal_ns / cables_ns") from None
-    if not math.isfinite(internal) or internal < 0 or any(c < 0 for c in cables):
-        raise SettingError("calibration values must be finite and >= 0 ns")
+    if not isinstance(cal["cables_ns"], list) or isinstance(cal["internal_ns"], (bool, str)):
+        raise SettingError("calibration file: internal_ns must be a number and cables_ns a list of numbers")
+    if any(isinstance(c, (bool, str)) for c in cal["cables_ns"]):
+        raise SettingError("calibration file: cables_ns must be a list of numbers")
+    if not all(math.isfinite(v) and 0 <= v <= 1e6 for v in [internal, *cables]):
+        raise SettingError("calibration values must be finite and in 0..1e6 ns")
     return {"internal_ns": internal, "cables_ns": cables}

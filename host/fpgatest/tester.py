@@ -11,6 +11,7 @@ from fpgatest.mdio import LinkStatus, Mdio, MdioError
 PROTOS = {"eth": 0, "ipv4": 1, "ipv6": 2}
 MAX_SIZE = 16383
 MIN_IFG = 12
+MAX_GAP = (1 << 32) - 1  # cfg_ifg and cfg_burst_gap are 32-bit
 SIG_LEN = 18
 Q16 = 1 << 16
 
@@ -64,6 +65,12 @@ class Stream:
             rate_gap(self.size, self.rate_percent)  # raises for rates the gap cannot make
         elif self.ifg < MIN_IFG:
             raise SettingError(f"IFG {self.ifg} bytes below the minimum of {MIN_IFG}")
+        elif self.ifg > MAX_GAP:
+            raise SettingError(f"IFG {self.ifg} bytes above the maximum of {MAX_GAP}")
+        if self.burst_gap > MAX_GAP or not 0 <= self.burst < 1 << 32:
+            raise SettingError(f"burst of {self.burst} frames / gap {self.burst_gap} bytes out of range")
+        if not 0 <= self.seq_start < 1 << 48 or self.count >= 1 << 48:
+            raise SettingError("sequence start and frame count are 48-bit numbers")
         if self.burst and self.burst_gap < MIN_IFG:
             raise SettingError(f"burst gap {self.burst_gap} bytes below the minimum of {MIN_IFG}")
         if self.count < 0:
@@ -142,22 +149,32 @@ class Tester:
     def clear(self) -> None:
         self.dev.pulse("tester_control", "clear")
 
-    def flush(self, port: int) -> None:
+    def flush(self, port: int, timeout_s: float = 10.0) -> None:
         self.dev.pulse(f"port{port}_control", "flush")
+        deadline = time.monotonic() + timeout_s
         while self.dev.read(f"port{port}_stat_seq_busy"):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"port {port}: sequence tracker still busy after {timeout_s} s")
             time.sleep(0.01)
 
     def now_ticks(self) -> int:
         self.dev.pulse("tester_control", "snapshot")
         return self.dev.read("tester_time")
 
-    def wait_ticks(self, ticks: int) -> int:
-        """Wait until `ticks` of tester time have passed (simulated time on the twin); returns the end time."""
+    def wait_ticks(self, ticks: int, timeout_s: float | None = None) -> int:
+        """Wait until `ticks` of tester time have passed (simulated time on the twin); returns the end time.
+        Gives up after timeout_s of wall time (default: 60 s plus a hundred times the wait)."""
+        limit = timeout_s if timeout_s is not None else 60.0 + 100 * ticks * TICK_NS * 1e-9
+        deadline = time.monotonic() + limit
         start = self.now_ticks()
         while True:
             now = self.now_ticks()
             if now - start >= ticks:
                 return now
+            if now < start:
+                raise RuntimeError(f"the tester's time went back ({start} -> {now} ticks): not an fpgatest answering")
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"tester time advanced {now - start} of {ticks} ticks in {limit:.0f} s")
             left_s = (ticks - (now - start)) * TICK_NS * 1e-9
             time.sleep(min(0.2, max(0.005, left_s / 4)))
 
@@ -177,9 +194,10 @@ class Tester:
                 raise SettingError(f"port {port}: {err}") from None
         return out
 
-    def require_links(self, ports) -> None:
-        """Refuse to measure over a port whose link is down or not 1000 Mb/s full duplex."""
-        links = self.links()
+    def require_links(self, ports, links: list[LinkStatus] | None = None) -> None:
+        """Refuse to measure over a port whose link is down or not 1000 Mb/s full duplex (links: as
+        links() just returned them, to save reading them again)."""
+        links = self.links() if links is None else links
         if links is None:
             return
         bad = [f"port {p}: {links[p].describe()}" for p in sorted(set(ports))
@@ -308,6 +326,15 @@ class Tester:
             regs["dither"] = int(bool(dither))
         for name, value in regs.items():
             self.dev.write(head + name, value)
+
+    def dut_registers(self, path: str) -> dict[str, int]:
+        """The raw settings of one direction of the switch model, to put back with dut_restore."""
+        head = f"dut_{path}_cfg_"
+        return self.dev.read_many([n for n in self.dev.map.registers if n.startswith(head)])
+
+    def dut_restore(self, saved: dict[str, int]) -> None:
+        for name, value in saved.items():
+            self.dev.write(name, value)
 
     def dut_get(self, path: str) -> dict:
         head = f"dut_{path}_"

@@ -8,6 +8,7 @@ import serial
 
 CMD_WRITE_BURST_INCR = 0x01
 CMD_READ_BURST_INCR = 0x02
+CMD_WRITE_BURST_FIXED = 0x03
 MAX_BURST = 255
 
 
@@ -64,6 +65,14 @@ class UartBone:
             req += b"".join((v & 0xFFFFFFFF).to_bytes(4, "big") for v in chunk)
             self._exchange(req, 0)
 
+    def write_fixed(self, addr: int, values: list[int]) -> None:
+        """The values one after another into the one register at addr (one command per 255)."""
+        for start in range(0, len(values), MAX_BURST):
+            chunk = values[start:start + MAX_BURST]
+            req = bytes([CMD_WRITE_BURST_FIXED, len(chunk)]) + (addr // 4).to_bytes(4, "big")
+            req += b"".join((v & 0xFFFFFFFF).to_bytes(4, "big") for v in chunk)
+            self._exchange(req, 0)
+
 
 class Etherbone:
     """Etherbone over UDP through LiteX's own client (litex.tools.remote.comm_udp), e.g. udp://192.168.1.50."""
@@ -75,8 +84,8 @@ class Etherbone:
         try:
             self.comm = CommUDP(host, port)
             self.comm.open()
-        except OSError as err:
-            raise LinkError(f"cannot open {self.url}: {err}") from None
+        except Exception as err:  # CommUDP reports an absent server with bare exceptions and asserts
+            raise LinkError(f"cannot open {self.url}: {err or type(err).__name__}") from None
 
     def close(self):
         self.comm.close()
@@ -94,11 +103,18 @@ class Etherbone:
             raise LinkError(f"no answer from {self.url} ({err})") from None
 
 
-def open_url(url: str):
-    """/dev/ttyUSB0 or socket://127.0.0.1:PORT -> UARTBone; udp://HOST[:PORT] -> Etherbone."""
-    if url.startswith("udp://"):
+def open_url(url: str, timeout_s: float = 2.0):
+    """/dev/ttyUSB0 or socket://127.0.0.1:PORT -> UARTBone; udp://HOST[:PORT] -> Etherbone.
+    timeout_s: how long UARTBone waits for an answer (a simulated board answers slower than a real one)."""
+    if url.startswith(("udp://", "socket://")):
         parsed = urlparse(url)
-        if not parsed.hostname:
-            raise LinkError(f"bad Etherbone URL {url!r} (expected udp://HOST[:PORT])")
-        return Etherbone(parsed.hostname, parsed.port or 1234)
-    return UartBone(url)
+        try:
+            port = parsed.port
+        except ValueError:
+            port = -1
+        if (not parsed.hostname or port == -1 or port == 0
+                or (url.startswith("socket://") and port is None)):
+            raise LinkError(f"bad URL {url!r}: expected udp://HOST[:PORT] or socket://HOST:PORT, port 1..65535")
+        if url.startswith("udp://"):
+            return Etherbone(parsed.hostname, port or 1234)
+    return UartBone(url, timeout_s=timeout_s)

@@ -140,11 +140,11 @@ def test_interrupted_sweep_keeps_finished_sizes(twin_link, tmp_path):
 
 BAD = [
     (["sweep", "--sizes", "32,64"], "frame size 32 out of range"),
-    (["sweep", "--sizes", "64", "--ifg", "8"], "IFG 8 bytes below the minimum"),
+    (["sweep", "--sizes", "64", "--ifg", "8"], "--ifg: 8 out of range 12..4294967295 bytes"),
     (["sweep", "--proto", "ipv6", "--sizes", "64"], "frame size 64 out of range 84..16383 bytes for ipv6"),
     (["sweep", "--sizes", "banana"], "bad size list"),
-    (["run", "--size", "20000"], "frame size 20000 out of range"),
-    (["sweep", "--rate", "150"], "rate 150.0% out of range"),
+    (["run", "--size", "20000"], "--size: 20000 out of range 64..16383 bytes"),
+    (["sweep", "--rate", "150"], "--rate: 150 out of range (0, 100] %"),
     (["calibrate", "--cables", "1"], "at least two different cable lengths"),
     (["sweep", "--dut", "speed=9"], "bad --dut"),
 ]
@@ -179,3 +179,74 @@ def test_info(twin_link, capsys):
     assert cli(twin_link, "info") == 0
     text = capsys.readouterr().out
     assert "matches the gateware" in text and "dut ab: store-and-forward" in text
+
+
+def test_calibrate_restores_the_twin(twin_link, monkeypatch):
+    """The switch model after calibrate is as before it, on success and on failure; a failed
+    calibration leaves the calibration registers as they were."""
+    import fpgatest.measure as measure
+
+    url, csr = twin_link
+    with Device(url, csr) as dev:
+        t = Tester(dev)
+        t.dut_set("ab", latency_ns=1234, per_byte_ns=8, dither=False, cable_in_ns=5, cut_through=False)
+        t.set_calibration(16, [8, 4])
+        before = (t.dut_registers("ab"), t.calibration())
+        calibrate(t, [1, 10], frames=200)
+        assert (t.dut_registers("ab"), t.calibration()) == before
+
+        calls = []
+
+        def failing(tester, frames):
+            calls.append(frames)
+            if len(calls) == 2:
+                raise RuntimeError("calibration: the cable came loose")
+            return 400.0
+
+        monkeypatch.setattr(measure, "measure_cable", failing)
+        with pytest.raises(RuntimeError):
+            calibrate(t, [1, 10, 20], frames=200)
+        assert (t.dut_registers("ab"), t.calibration()) == before
+        assert not t.busy(0)
+        t.set_calibration(0, [0, 0])
+        t.dut_set("ab", latency_ns=1000, cable_in_ns=0)
+
+
+def _twins() -> int:
+    """Twin processes running now."""
+    r = subprocess.run(["pgrep", "-f", "twin/gateware/obj_dir/Vsim"], capture_output=True, text=True)
+    return len(r.stdout.split())
+
+
+def test_sigterm_stops_sweep_and_its_twin(twin_link, tmp_path):
+    """SIGTERM during a sweep on a twin the command started: the run is marked stopped, the twin ends."""
+    import signal
+    import time
+
+    before = _twins()
+    out = tmp_path / "r"
+    proc = subprocess.Popen([sys.executable, "-m", "fpgatest", "sweep", "--sizes", "64,128,256,512,1024,1518",
+                             "--calibration", "none", "--out", str(out)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not (out / "samples.csv").exists():
+        assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read() if proc.poll() else "slow"
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=60) == 128 + signal.SIGTERM
+    err = proc.stderr.read()
+    assert "Traceback" not in err and "finished sizes are kept" in err, err
+    assert "stopped_at" in json.loads((out / "run.json").read_text())
+    deadline = time.monotonic() + 10
+    while _twins() > before and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _twins() == before, "the twin this sweep started is stopped"
+
+
+def test_broken_pipe_ends_quietly(twin_link):
+    url, csr = twin_link
+    proc = subprocess.Popen([sys.executable, "-m", "fpgatest", "info", "--url", url, "--csr", str(csr),
+                             "--calibration", "none"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()      # as `| head -0` does before the first line
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 141 and err == "", err

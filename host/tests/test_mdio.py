@@ -59,6 +59,10 @@ class MdioBus:
                 phy.rising(bool(value & OE), 1 if value & DO else 0)
         self.w = value
 
+    def write_series(self, name, values):
+        for value in values:
+            self.write(name, value)
+
     def read(self, name):
         assert name == "ethmdio_r"
         level = 1 if not self.w & OE else (1 if self.w & DO else 0)

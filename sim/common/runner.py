@@ -26,6 +26,22 @@ def run(
     sources = list(rtl_sources())
     if toplevel == "tb_port":
         sources.append(write_harness(build_dir))
+    run_sources(test_module, toplevel, build_dir, sources, testcase=testcase, parameters=parameters,
+                extra_env=extra_env, test_dir=test_dir, build_args=["-Werror-PINMISSING"])
+
+
+def run_sources(
+    test_module: str,
+    toplevel: str,
+    build_dir: Path,
+    sources: list,
+    testcase: str | None = None,
+    parameters: dict | None = None,
+    extra_env: dict | None = None,
+    test_dir: Path | None = None,
+    build_args: list[str] = (),
+) -> None:
+    """Build `toplevel` from `sources` with Verilator and run the cocotb scenarios of `test_module`."""
     waves = os.environ.get("WAVES") == "1"
     runner = get_runner("verilator")
     runner.build(
@@ -33,7 +49,7 @@ def run(
         hdl_toplevel=toplevel,
         build_dir=build_dir,
         parameters=parameters or {},
-        build_args=["-Wno-fatal", "-Wno-WIDTHEXPAND", "-Wno-WIDTHTRUNC", "-Werror-PINMISSING", "-O3"]
+        build_args=["-Wno-fatal", "-Wno-WIDTHEXPAND", "-Wno-WIDTHTRUNC", "-O3", *build_args]
         + (["--trace-fst", "--trace-structs"] if waves else []),
         timescale=("1ns", "1ps"),
         waves=waves,

@@ -1,0 +1,252 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""Bad input and faulty devices: one `fpgatest: error:` line, exit 2, no traceback, nothing written.
+
+The bad-input table runs in-process against a URL where nothing listens: a case that got past the
+checks at the edge would end in "cannot open ..." instead of its own message. The fake device is a
+UARTBone server on a local socket that answers with a wrong identity, garbage, short replies,
+silence, or hangs up.
+"""
+
+import json
+import random
+import socket
+import struct
+import threading
+
+import pytest
+
+from fpgatest.cli import main
+from fpgatest.driver import CsrMap, MapError
+
+NOWHERE = "socket://127.0.0.1:1"
+
+
+def run_cli(argv, capsys):
+    """main(argv) must return; (status, stderr lines, stdout)."""
+    status = main(argv)
+    captured = capsys.readouterr()
+    return status, captured.err.strip().splitlines(), captured.out
+
+
+def files_under(path):
+    return sorted(p.relative_to(path) for p in path.rglob("*"))
+
+
+# (argv after the subcommand's own options, fragment of the one error line); {out} is a path in tmp
+BAD_INPUT = [
+    (["sweep", "--ifg", "4294967296"], "--ifg: 4294967296 out of range 12..4294967295"),
+    (["sweep", "--ifg", "11"], "--ifg: 11 out of range"),
+    (["sweep", "--ifg", "1e3"], "--ifg: '1e3' is not an integer"),
+    (["sweep", "--rate", "0"], "--rate: 0 out of range (0, 100]"),
+    (["sweep", "--rate", "nan"], "--rate: 'nan' is not a finite number"),
+    (["sweep", "--rate", "-5"], "--rate: -5 out of range"),
+    (["sweep", "--duration", "inf"], "--duration: 'inf' is not a finite number"),
+    (["sweep", "--duration", "0"], "--duration: 0 out of range"),
+    (["sweep", "--interval", "inf"], "--interval: 'inf' is not a finite number"),
+    (["sweep", "--interval", "-1"], "--interval: -1 out of range"),
+    (["sweep", "--duration", "0.001", "--interval", "0.002"], "need 0 < --interval <= --duration"),
+    (["sweep", "--tx-port", "-1"], "--tx-port: -1 out of range 0..255"),
+    (["sweep", "--rx-port", "x"], "--rx-port: 'x' is not an integer"),
+    (["sweep", "--sizes", "64,banana"], "bad size list"),
+    (["sweep", "--sizes", "20000"], "frame size 20000 out of range"),
+    (["sweep", "--sizes", "100:50:10"], "bad size list"),
+    (["sweep", "--proto", "ipx"], "invalid choice: 'ipx'"),
+    (["sweep", "--dut", "latency_ns=inf"], "bad --dut 'latency_ns=inf': 'inf' is not a finite number"),
+    (["sweep", "--dut", "latency_ns=nan"], "is not a finite number"),
+    (["sweep", "--dut", "latency_ns=-1"], "out of range"),
+    (["sweep", "--dut", "ppm=-1000000"], "bad --dut 'ppm=-1000000': -1000000 out of range [-1000, 1000]"),
+    (["sweep", "--dut", "ppm=-2000000"], "out of range"),
+    (["sweep", "--dut", "ppm=inf"], "is not a finite number"),
+    (["sweep", "--dut", "cut_through=2"], "bad --dut 'cut_through=2': 2 out of range 0..1"),
+    (["sweep", "--dut", "dither=yes"], "is not an integer"),
+    (["sweep", "--dut", "rate_mbps=0"], "out of range"),
+    (["sweep", "--dut", "buffer_bytes=1e9"], "is not an integer"),
+    (["sweep", "--dut", "max_frame=20000"], "out of range 64..16383"),
+    (["sweep", "--dut", "speed=9"], "bad --dut 'speed=9'"),
+    (["sweep", "--dut", "latency_ns"], "bad --dut 'latency_ns'"),
+    (["sweep", "--out", "/dev/null/x"], "cannot write /dev/null/x"),
+    (["run", "--size", "20000"], "--size: 20000 out of range 64..16383"),
+    (["run", "--size", "63"], "--size: 63 out of range"),
+    (["run", "--proto", "ipv6", "--size", "64"], "frame size 64 out of range 84..16383 bytes for ipv6"),
+    (["run", "--ifg", "-12"], "--ifg: -12 out of range"),
+    (["run", "--interval", "nan"], "'nan' is not a finite number"),
+    (["info", "--dut", "per_byte_ns=1e300"], "out of range"),
+    (["dut", "--dut", "cable_in_ns=-3"], "out of range"),
+    (["calibrate", "--cables", "1"], "at least two different cable lengths"),
+    (["calibrate", "--cables", "1,1,1"], "at least two different cable lengths"),
+    (["calibrate", "--cables", "inf,1"], "--cables (m): 'inf' is not a finite number"),
+    (["calibrate", "--cables", "nan,1"], "is not a finite number"),
+    (["calibrate", "--cables=-1,1"], "--cables (m): -1 out of range [0, 1000]"),
+    (["calibrate", "--cables", "1,a"], "--cables (m): 'a' is not a number"),
+    (["calibrate", "--cables", "1,2", "--port-cables", "inf"], "--port-cables (m): 'inf' is not a finite"),
+    (["calibrate", "--cables", "1,2", "--frames", "0"], "--frames: 0 out of range 1..4294967296"),
+    (["calibrate", "--cables", "1,2", "--frames", "-5"], "--frames: -5 out of range"),
+    (["calibrate", "--cables", "1,2", "--out", "/dev/null/c.json"], "cannot write /dev/null/c.json"),
+    (["calibrate", "--cables", "1,2", "--out", "{tmp}"], "exists and is not a file"),
+    (["calibrate"], "the following arguments are required: --cables"),
+    (["report", "{tmp}/none"], "cannot read results"),
+    (["frobnicate"], "invalid choice: 'frobnicate'"),
+    ([], "the following arguments are required: command"),
+    (["info", "--url", "socket://127.0.0.1:99999"], "bad URL 'socket://127.0.0.1:99999'"),
+    (["info", "--url", "socket://127.0.0.1"], "bad URL"),
+    (["info", "--url", "udp://"], "bad URL"),
+    (["info", "--url", "udp://127.0.0.1:0"], "bad URL"),
+]
+
+
+@pytest.mark.parametrize("argv,message", BAD_INPUT, ids=[" ".join(a) or "(none)" for a, _ in BAD_INPUT])
+def test_bad_input_one_line_nothing_written(argv, message, tmp_path, capsys):
+    work = tmp_path / "work"
+    work.mkdir()
+    argv = [a.replace("{tmp}", str(work)) for a in argv]
+    message = message.replace("{tmp}", str(work))
+    full = list(argv)
+    if argv and argv[0] in ("sweep", "run", "info", "dut", "calibrate") and "--url" not in argv:
+        full += ["--url", NOWHERE, "--calibration", "none"]
+    if argv and argv[0] == "sweep" and "--out" not in argv:
+        full += ["--out", str(work / "results")]
+    status, err, _ = run_cli(full, capsys)
+    assert status == 2, err
+    assert len(err) == 1 and err[0].startswith("fpgatest: error: ") and message in err[0], err
+    assert files_under(work) == [], "nothing written for refused input"
+
+
+# ---- register maps of the wrong shape ----------------------------------------------------------
+
+GOOD_MAP = {"csr_registers": {"tester_build_id": {"addr": 0, "size": 1, "type": "ro"}},
+            "constants": {"fpgatest_build_id": 1}, "memories": {}}
+
+
+@pytest.mark.parametrize("change", [
+    {"csr_registers": []},
+    {"constants": None},
+    {"csr_registers": {"tester_build_id": {"addr": "0", "size": 1, "type": "ro"}}},
+    {"csr_registers": {"tester_build_id": {"addr": 2, "size": 1, "type": "ro"}}},
+    {"csr_registers": {"tester_build_id": {"addr": 0, "size": True, "type": "ro"}}},
+    {"csr_registers": {"tester_build_id": {"addr": 0, "size": 1}}},
+    {"constants": {"fpgatest_build_id": "1"}},
+    {"constants": {}},
+    {"memories": {"port0_counters": {"base": None}}},
+], ids=lambda c: json.dumps(c))
+def test_register_map_shape(change, tmp_path):
+    path = tmp_path / "csr.json"
+    path.write_text(json.dumps({**GOOD_MAP, **change}))
+    with pytest.raises(MapError, match="register map|not an fpgatest register map|not an integer"):
+        CsrMap(path)
+
+
+def test_register_map_not_json(tmp_path, capsys):
+    path = tmp_path / "csr.json"
+    path.write_text("[1, 2")
+    status, err, _ = run_cli(["info", "--url", NOWHERE, "--csr", str(path)], capsys)
+    assert status == 2 and len(err) == 1 and "cannot read register map" in err[0], err
+
+
+# ---- a fake device ----------------------------------------------------------------------------
+
+class FakeUartBone:
+    """UARTBone on a local TCP port, answering as told: 'ok' (a register file whose build id
+    matches the map), 'wrong_id', 'garbage' (right id, random words after), 'short' (half
+    replies), 'silent' (no replies), 'hangup' (closes after the identity read)."""
+
+    def __init__(self, csr_path, mode):
+        self.map = CsrMap(csr_path)
+        self.mode = mode
+        self.regs = {}
+        self.server = socket.socket()
+        self.server.bind(("127.0.0.1", 0))
+        self.server.listen(4)
+        self.url = f"socket://127.0.0.1:{self.server.getsockname()[1]}"
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self):
+        rng = random.Random(1)
+        id_addr = self.map["tester_build_id"].addr // 4
+        while True:
+            try:
+                conn, _ = self.server.accept()
+            except OSError:
+                return
+            with conn:
+                served = 0
+                while True:
+                    head = _recv(conn, 6)
+                    if head is None:
+                        break
+                    cmd, n, addr = head[0], head[1], struct.unpack(">I", head[2:])[0]
+                    if cmd in (1, 3):
+                        data = _recv(conn, 4 * n)
+                        if data is None:
+                            break
+                        for i in range(n):
+                            self.regs[addr + (i if cmd == 1 else 0)] = struct.unpack(">I", data[4 * i:4 * i + 4])[0]
+                        continue
+                    served += 1
+                    if self.mode == "hangup" and served > 1:
+                        break
+                    if self.mode == "silent":
+                        continue
+                    words = []
+                    for i in range(n):
+                        a = addr + i
+                        if a == id_addr:
+                            words.append(self.map.build_id ^ (1 if self.mode == "wrong_id" else 0))
+                        elif self.mode == "garbage":
+                            words.append(rng.getrandbits(32))
+                        else:
+                            words.append(self.regs.get(a, 0))
+                    reply = b"".join(struct.pack(">I", w) for w in words)
+                    conn.sendall(reply[:len(reply) // 2] if self.mode == "short" else reply)
+
+    def close(self):
+        self.server.close()
+
+
+def _recv(conn, n):
+    data = b""
+    while len(data) < n:
+        chunk = conn.recv(n - len(data))
+        if not chunk:
+            return None
+        data += chunk
+    return data
+
+
+@pytest.mark.parametrize("mode,message", [
+    ("wrong_id", "use the csr.json of the running build"),
+    ("garbage", "does not behave as one"),
+    ("short", "no answer from"),
+    ("silent", "no answer from"),
+    ("hangup", "no answer from"),
+])
+def test_faulty_device_one_line(mode, message, twin_link, tmp_path, capsys):
+    _, csr = twin_link
+    fake = FakeUartBone(csr, mode)
+    try:
+        status, err, _ = run_cli(["info", "--url", fake.url, "--csr", str(csr), "--calibration", "none"], capsys)
+    finally:
+        fake.close()
+    assert status == 2 and len(err) == 1 and message in err[0], err
+
+
+@pytest.mark.parametrize("content,message", [
+    ({"internal_ns": 1.0, "cables_ns": "12"}, "cables_ns a list of numbers"),
+    ({"internal_ns": 1.0, "cables_ns": [float("inf")]}, "finite"),
+    ({"internal_ns": float("nan"), "cables_ns": [0]}, "finite"),
+    ({"internal_ns": 1.0}, "lacks internal_ns / cables_ns"),
+    ({"internal_ns": "1", "cables_ns": [0]}, "must be a number"),
+    ([1, 2], "lacks internal_ns / cables_ns"),
+])
+def test_bad_calibration_file(content, message, twin_link, tmp_path, capsys):
+    """Checked before anything is written to the device: the fake's register file stays empty."""
+    _, csr = twin_link
+    path = tmp_path / "cal.json"
+    path.write_text(json.dumps(content))
+    fake = FakeUartBone(csr, "ok")
+    try:
+        status, err, _ = run_cli(["info", "--url", fake.url, "--csr", str(csr), "--calibration", str(path)], capsys)
+    finally:
+        fake.close()
+    assert status == 2 and len(err) == 1 and message in err[0], err
+    assert fake.regs == {}, "nothing written to the device"

@@ -1,0 +1,331 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""The board itself simulated: the generated Colorlight 5A-75B top, ECP5 primitive models, RGMII PHYs
+whose receive clocks are off the crystal, the PHYs' MDIO, and the host driver over UARTBone.
+
+The Verilog is the board build's own (boards.colorlight_5a_75b, the Verilog the bitstream is made
+from) with one constant changed: the UART runs at 3.125 Mb/s instead of 115200 b/s, since at 115200
+b/s one register access takes a millisecond of simulated time. The primitives (DELAYG, IDDRX1F,
+ODDRX1F, FD1S3BX, TRELLIS_IO, EHXPLLL, DP16KD) are sim/board/ecp5_cells.v. The crystal is exact and
+the PLL's outputs follow from its parameters; each PHY's RX clock (recovered from the link partner)
+is 125 ppm off: port 0's fast, port 1's slow. Frames the tester sends on port 0 go through a
+store-and-forward model of a DUT to port 1's RX pins.
+
+The same scenario on the TX clocking of before (the RGMII TX on the PHY's RX clock) is run as a
+control: it must see corrupt frames, or this test could not catch that fault.
+"""
+
+import os
+import re
+import socket
+import threading
+from pathlib import Path
+
+import cocotb
+import pytest
+from cocotb.clock import Clock
+from cocotb.triggers import Timer
+from cocotbext.eth import GmiiFrame, RgmiiSource
+from cocotbext.uart import UartSink, UartSource
+
+from common.frames import SIG_LEN, parse_signature
+from common.runner import SIM_BUILD, run_sources
+from phy import MdioPhys, RgmiiIdTx, phy_registers
+
+SIM_BAUD = 3_125_000                     # 16 clocks of the 50 MHz sys clock per bit
+CRYSTAL_PS = 40_000                      # 25 MHz
+PHY_RX_PS = (7_999, 8_001)               # +125 ppm, -125 ppm against 8 ns (1 ps resolution)
+TICK_PS = 8_000
+SIG_OFFSET_IPV4 = 14 + 20 + 8            # Ethernet + IPv4 + UDP headers before the signature
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def pll_periods(verilog: str, clkin_ps: int) -> dict[str, int]:
+    """Output periods (ps) of the EHXPLLL in the generated Verilog, from its dividers.
+
+    The VCO runs at CLKI / CLKI_DIV * CLKFB_DIV * (divider of the feedback output); each output
+    divides the VCO by its own divider."""
+    block = re.search(r"EHXPLLL #\((.*?)\) EHXPLLL", verilog, re.S).group(1)
+    params = {k: v for k, v in re.findall(r"\.(\w+)\s*\(([^)]*)\)", block)}
+
+    def num(name):
+        return int(params[name].split("'d")[-1])
+
+    feedback = params["FEEDBK_PATH"].strip('"')
+    fb_div = {"INT_OP": "CLKOP_DIV", "INT_OS": "CLKOS_DIV", "INT_OS2": "CLKOS2_DIV", "INT_OS3": "CLKOS3_DIV"}
+    vco_ps_x = clkin_ps * num("CLKI_DIV")          # VCO period * CLKFB_DIV * feedback divider
+    vco_div = num("CLKFB_DIV") * num(fb_div[feedback])
+    out = {}
+    for name in ("CLKOP", "CLKOS"):
+        if params.get(f"{name}_ENABLE", '"DISABLED"').strip('"') == "ENABLED":
+            period = vco_ps_x * num(f"{name}_DIV")
+            assert period % vco_div == 0, f"{name}: period not a whole number of ps"
+            out[name] = period // vco_div
+    return out
+
+
+class Board:
+    """Clocks, PHY and UART models around the board top, and the host driver in a thread."""
+
+    def __init__(self, dut, gateware: Path):
+        self.dut = dut
+        self.gateware = gateware
+        verilog = (gateware / "colorlight_5a_75b.v").read_text()
+        self.periods = pll_periods(verilog, CRYSTAL_PS)
+        dut.eth0_rx_ctl.value = 0
+        dut.eth0_rx_data.value = 0
+        dut.eth1_rx_ctl.value = 0
+        dut.eth1_rx_data.value = 0
+        Clock(dut.clk25, CRYSTAL_PS, "ps", impl="gpi").start()
+        Clock(dut.EHXPLLL.clkop_tb, self.periods["CLKOP"], "ps", impl="gpi").start()
+        Clock(dut.EHXPLLL.clkos_tb, self.periods["CLKOS"], "ps", impl="gpi").start()
+        self.tx0 = RgmiiIdTx(dut.eth0_tx_data, dut.eth0_tx_ctl, dut.eth_clocks0_tx)
+        self.rx1 = RgmiiSource(dut.eth1_rx_data, dut.eth1_rx_ctl, dut.eth_clocks1_rx)
+        self.rx1.log.setLevel("WARNING")
+        self.uart_in = UartSource(dut.serial_rx, baud=SIM_BAUD)
+        self.uart_out = UartSink(dut.serial_tx, baud=SIM_BAUD)
+        self.uart_in.log.setLevel("WARNING")
+        self.uart_out.log.setLevel("WARNING")
+        self.server = socket.socket()
+        self.server.bind(("127.0.0.1", 0))
+        self.server.listen(1)
+        self.server.setblocking(False)
+        self.url = f"socket://127.0.0.1:{self.server.getsockname()[1]}"
+        self.conn = None
+        self.device = None
+        self.sent = []                   # frames seen on port 0's TX pins
+        self.forwarded = []              # (tx frame, rx frame) pairs put on port 1's RX pins
+
+    async def start(self):
+        # the PHYs' RX clocks start at their own phases
+        await Timer(3_000, "ps")
+        Clock(self.dut.eth_clocks0_rx, PHY_RX_PS[0], "ps", impl="gpi", period_high=PHY_RX_PS[0] // 2).start()
+        await Timer(2_500, "ps")
+        Clock(self.dut.eth_clocks1_rx, PHY_RX_PS[1], "ps", impl="gpi", period_high=PHY_RX_PS[1] // 2).start()
+        cocotb.start_soon(self._pump())
+        cocotb.start_soon(self._forward())
+        await Timer(2, "us")             # PLL lock and reset release
+
+    async def _pump(self):
+        """The serial line between the host's socket and the UART pins, polled once per byte time."""
+        byte_time_ns = 10 * 1e9 / SIM_BAUD
+        while True:
+            await Timer(int(byte_time_ns), "ns")
+            if self.conn is None:
+                try:
+                    self.conn, _ = self.server.accept()
+                    self.conn.setblocking(False)
+                except BlockingIOError:
+                    continue
+            try:
+                data = self.conn.recv(4096)
+            except BlockingIOError:
+                data = b""
+            if data:
+                self.uart_in.write_nowait(data)
+            if not self.uart_out.empty():
+                self.conn.setblocking(True)
+                self.conn.sendall(bytes(self.uart_out.read_nowait()))
+                self.conn.setblocking(False)
+
+    async def _forward(self):
+        """A store-and-forward DUT: every frame from port 0's TX pins, unchanged, to port 1's RX pins."""
+        while True:
+            while not self.tx0.frames:
+                await Timer(1, "us")
+            frame = self.tx0.frames.popleft()
+            self.sent.append(frame)
+            # the source sends a copy: its times come back through tx_complete
+            await self.rx1.send(GmiiFrame.from_raw_payload(
+                frame.get_payload(strip_fcs=False),
+                tx_complete=lambda sent, tx=frame: self.forwarded.append((tx, sent))))
+
+    async def host(self, action):
+        """Run action(Tester) in a thread with the host driver connected over the serial line."""
+        from fpgatest.driver import Device
+        from fpgatest.tester import Tester
+
+        result = {}
+
+        def work():
+            try:
+                if self.device is None:
+                    self.device = Device(self.url, self.gateware.parent / "csr.json", timeout_s=600.0)
+                result["value"] = action(Tester(self.device))
+            except BaseException as err:  # handed to the test below
+                result["error"] = err
+
+        thread = threading.Thread(target=work)
+        thread.start()
+        while thread.is_alive():
+            await Timer(5, "us")
+        if "error" in result:
+            raise result["error"]
+        return result.get("value")
+
+    async def send_stream(self, size: int, count: int, sample_every: int = 0) -> list[str]:
+        """The host clears the tester and sends `count` IPv4 frames of `size` bytes at minimum IFG
+        from port 0 (port 1 sampling every Nth test frame); returns what is wrong with the frames
+        on port 0's pins once they are through port 1."""
+        from fpgatest.tester import Stream
+
+        def send(t):
+            t.dev.write("port1_cfg_sample_every", sample_every)
+            t.clear()
+            t.configure(0, Stream(proto="ipv4", size=size, count=count))
+            t.start(0)
+            t.wait_idle(0)
+
+        await self.host(send)
+        await self.settle(count)
+        return frame_problems(self.sent, size, count)
+
+    async def settle(self, frames: int):
+        """Wait until `frames` frames left port 0 and the last of them is through port 1's RX pins."""
+        while len(self.forwarded) < frames:
+            await Timer(1, "us")
+        await Timer(2, "us")
+
+    def close(self):
+        if self.device is not None:
+            self.device.close()
+        if self.conn is not None:
+            self.conn.close()
+        self.server.close()
+
+
+def frame_problems(frames, size: int, count: int) -> list[str]:
+    """What is wrong with the frames seen on port 0's TX pins (empty when they are what was sent)."""
+    problems = []
+    if len(frames) != count:
+        problems.append(f"{len(frames)} frames on the pins, {count} sent")
+    for i, frame in enumerate(frames):
+        if bytes(frame.data[:8]) != b"\x55" * 7 + b"\xd5":
+            problems.append(f"frame {i}: preamble {bytes(frame.data[:8]).hex()}")
+        payload = frame.get_payload(strip_fcs=False)
+        if len(payload) != size:
+            problems.append(f"frame {i}: {len(payload)} bytes")
+        if not frame.check_fcs():
+            problems.append(f"frame {i}: FCS wrong")
+        elif parse_signature(bytes(payload[SIG_OFFSET_IPV4:SIG_OFFSET_IPV4 + SIG_LEN])) is None:
+            problems.append(f"frame {i}: no valid signature")
+    return problems
+
+
+def seq_of(frame) -> int:
+    payload = bytes(frame.get_payload())
+    return parse_signature(payload[SIG_OFFSET_IPV4:SIG_OFFSET_IPV4 + SIG_LEN])[1]
+
+
+@cocotb.test()
+async def run_test_board(dut):
+    """Link over MDIO, min-IFG frames intact on port 0's pins, exact counts and latencies on port 1."""
+    from fpgatest.tester import SettingError
+
+    board = Board(dut, Path(os.environ["BOARD_GATEWARE"]))
+    phys = {0: phy_registers(1000), 1: phy_registers(100)}
+    mdio = MdioPhys(dut.eth_mdio_mdc, dut.eth_mdio_mdio, dut.TRELLIS_IO.I, dut.TRELLIS_IO.T, phys)
+    await board.start()
+
+    # the host finds the build, then each PHY's link over MDIO; port 1 came up at 100 Mb/s
+    links = await board.host(lambda t: t.links())
+    assert [(x.phy_addr, x.up, x.speed_mbps, x.full_duplex) for x in links] == [(0, True, 1000, True),
+                                                                                  (1, True, 100, True)]
+    assert links[0].phy_id == 0x03625E6A
+    await board.host(lambda t: t.require_links([0], links))
+    with pytest.raises(SettingError, match="port 1"):
+        await board.host(lambda t: t.require_links([0, 1], links))
+    dut._log.info("MDIO: %s; %s", links[0].describe(), links[1].describe())
+
+    # 64-byte IPv4 frames at minimum IFG from port 0, every 8th sampled on port 1
+    count, size, every = 120, 64, 8
+    problems = await board.send_stream(size, count, sample_every=every)
+    assert not problems, problems[:5]
+    # minimum IFG, exactly: SFD to SFD = (size + 8 preamble + 12 IFG) bytes of 8 ns
+    starts = [f.sim_time_start for f in board.sent]
+    spacing = {b - a for a, b in zip(starts, starts[1:])}
+    assert spacing == {(size + 20) * TICK_PS}, spacing
+
+    def results(t):
+        snap = t.snapshot()
+        return snap, t.samples(1, limit=count // every + 1)
+
+    snap, samples = await board.host(results)
+    tx, rx = snap["ports"][0], snap["ports"][1]
+    assert tx["tx_frames"] == count and tx["tx_bytes"] == count * size, tx
+    assert rx["rx_frames"] == count and rx["test_frames"] == count, rx
+    for name in ("fcs_errors", "runts", "giants", "foreign", "other_stream", "rx_fifo_overflow", "record_dropped",
+                 "seq_lost", "seq_late", "seq_duplicate"):
+        assert rx[name] == 0, (name, rx[name])
+    assert rx["seq_received"] == count
+
+    # each frame's latency against the time between its SFDs on the two ports' pins: the same offset
+    # (the tester's own pipeline, which calibration removes) for every frame, within one 8 ns tick
+    seqs = [s[0] for s in samples]
+    assert seqs == list(range(every - 1, count, every)), seqs
+    true_ps = {seq_of(tx): rx.sim_time_sfd - tx.sim_time_sfd for tx, rx in board.forwarded}
+    offsets = [round(lat * 1000) - true_ps[seq] for seq, _, lat in samples]
+    spread = max(offsets) - min(offsets)
+    dut._log.info("latency - SFD-to-SFD time on the pins: %.3f to %.3f ns over %d frames (mean %.3f ns)",
+                  min(offsets) / 1000, max(offsets) / 1000, len(offsets), sum(offsets) / len(offsets) / 1000)
+    assert spread < TICK_PS, spread
+    board.close()
+
+
+@cocotb.test()
+async def run_test_tx_frames(dut):
+    """Only the frames on port 0's pins (the control build): corrupt exactly when expected."""
+    board = Board(dut, Path(os.environ["BOARD_GATEWARE"]))
+    await board.start()
+    problems = await board.send_stream(1518, 12)
+    dut._log.info("port 0 TX pins: %s", problems or "every frame intact")
+    board.close()
+    expect_corrupt = os.environ.get("BOARD_EXPECT_CORRUPT") == "1"
+    assert bool(problems) == expect_corrupt, problems[:5]
+
+
+# ---------------------------------------------------------------------------------------------
+# pytest
+# ---------------------------------------------------------------------------------------------
+
+def _gateware(monkeypatch, name: str, tx_on_rx_clock: bool = False) -> Path:
+    """Generate the board's Verilog (no synthesis) with the simulation's UART rate."""
+    from litex.soc.cores.uart import RS232PHY
+    from litex.soc.integration.builder import Builder
+    from liteeth.phy.ecp5rgmii import LiteEthPHYRGMII
+
+    import boards.colorlight_5a_75b as target
+
+    monkeypatch.setattr(target, "RS232PHY", lambda pads, clk_freq, baudrate: RS232PHY(pads, clk_freq, SIM_BAUD))
+    if tx_on_rx_clock:
+        # the fault of before: tx_clk not a Signal, so LiteEth clocks TX from the PHY's RX clock
+        monkeypatch.setattr(target, "LiteEthPHYRGMII", lambda **kw: LiteEthPHYRGMII(**{**kw, "tx_clk": None}))
+    build_dir = SIM_BUILD / name
+    soc = target.BaseSoC(build_dir=build_dir)
+    Builder(soc, output_dir=str(build_dir), compile_software=False, compile_gateware=False,
+            csr_json=str(build_dir / "csr.json")).build(build_name="colorlight_5a_75b", run=False)
+    gateware = build_dir / "gateware"
+    verilog = (gateware / "colorlight_5a_75b.v").read_text()
+    assert ("assign eth0_tx_clk = eth0_rx_clk;" in verilog) == tx_on_rx_clock
+    return gateware
+
+
+def _run(gateware: Path, testcase: str, extra_env: dict | None = None) -> None:
+    script = (gateware / "colorlight_5a_75b.ys").read_text()
+    rtl = [(gateware / p).resolve() for p in re.findall(r"^read_verilog (\S+)$", script, re.M)]
+    sources = [*rtl, Path(__file__).with_name("ecp5_cells.v")]
+    run_sources("test_board", "colorlight_5a_75b", gateware.parent / "sim", sources, testcase=testcase,
+                test_dir=gateware, build_args=["-Wno-MULTIDRIVEN", "-Wno-UNOPTFLAT"],
+                extra_env={"BOARD_GATEWARE": str(gateware), **(extra_env or {}),
+                           "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent),
+                                                         os.environ.get("PYTHONPATH", "")])})
+
+
+def test_board(monkeypatch):
+    """The default board build: MDIO link state, intact frames on port 0, exact counts on port 1."""
+    _run(_gateware(monkeypatch, "board"), "run_test_board")
+
+
+def test_board_control_tx_on_rx_clock(monkeypatch):
+    """The same frames through the TX clocking of before arrive corrupt: the board test can see it."""
+    _run(_gateware(monkeypatch, "board_tx_on_rx_clock", tx_on_rx_clock=True), "run_test_tx_frames",
+         {"BOARD_EXPECT_CORRUPT": "1"})
