@@ -147,6 +147,8 @@ BAD = [
     (["sweep", "--rate", "150"], "--rate: 150 out of range (0, 100] %"),
     (["calibrate", "--cables", "1"], "at least two different cable lengths"),
     (["sweep", "--dut", "speed=9"], "bad --dut"),
+    (["sweep", "--rx-port", "5"], "--rx-port 5 out of range: this tester has ports 0..1"),
+    (["run", "--tx-port", "2"], "--tx-port 2 out of range"),
 ]
 
 

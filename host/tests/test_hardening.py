@@ -250,3 +250,19 @@ def test_bad_calibration_file(content, message, twin_link, tmp_path, capsys):
         fake.close()
     assert status == 2 and len(err) == 1 and message in err[0], err
     assert fake.regs == {}, "nothing written to the device"
+
+
+@pytest.mark.parametrize("damage", ["truncated_row", "no_keys", "not_records"])
+def test_report_on_damaged_results(damage, tmp_path, capsys):
+    """report re-reads a results directory: a damaged one gives one line and is left as it was."""
+    out = tmp_path / "r"
+    out.mkdir()
+    header = ("size_bytes,interval,t_start_s,duration_s,tx_frames,rx_frames,rx_fps,theoretical_fps,lat_count,"
+              "latency_min_ns,latency_mean_ns,latency_max_ns,latency_stdev_ns,lat_sum_ns,lat_sumsq_ns2\n")
+    (out / "run.json").write_text("[]" if damage == "not_records" else "{}")
+    (out / "samples.csv").write_text(header + ("64,0,0.0,0.002\n" if damage == "truncated_row" else ""))
+    (out / "sizes.jsonl").write_text('{"size_bytes": 64}\n')
+    before = {p: p.read_bytes() for p in out.iterdir()}
+    status, err, _ = run_cli(["report", str(out)], capsys)
+    assert status == 2 and len(err) == 1 and "cannot read results" in err[0], err
+    assert {p: p.read_bytes() for p in out.iterdir()} == before
