@@ -101,8 +101,11 @@ def test_bad_input_one_line_nothing_written(argv, message, tmp_path, capsys):
     argv = [a.replace("{tmp}", str(work)) for a in argv]
     message = message.replace("{tmp}", str(work))
     full = list(argv)
-    if argv and argv[0] in ("sweep", "run", "info", "dut", "calibrate") and "--url" not in argv:
-        full += ["--url", NOWHERE, "--calibration", "none"]
+    if argv and argv[0] in ("sweep", "run", "info", "dut", "calibrate"):
+        # a valid map, so that what is refused is the case itself (a fresh clone has no board map)
+        csr = tmp_path / "csr.json"
+        csr.write_text(json.dumps(GOOD_MAP))
+        full += ["--csr", str(csr), "--calibration", "none"] + ([] if "--url" in argv else ["--url", NOWHERE])
     if argv and argv[0] == "sweep" and "--out" not in argv:
         full += ["--out", str(work / "results")]
     status, err, _ = run_cli(full, capsys)
