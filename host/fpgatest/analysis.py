@@ -8,18 +8,27 @@ from scipy import stats
 
 LINE_RATE_BPS = 1e9
 BYTE_NS = 8.0  # one byte time at 1 GbE
+TICK_NS = 8.0  # the tester's stamp resolution
 
 
 def linear_fit(x, y) -> dict:
-    """Ordinary least squares y = slope*x + intercept with asymptotic standard errors (scipy linregress)."""
+    """Ordinary least squares y = slope*x + intercept with the textbook standard errors (residual
+    variance over n - 2 degrees of freedom); with two points there is no error estimate (None)."""
     x = np.asarray(x, dtype=float)
     y = np.asarray(y, dtype=float)
-    if len(x) < 2 or np.ptp(x) == 0:
-        return {"slope": None, "intercept": None, "slope_se": None, "intercept_se": None, "n": int(len(x))}
+    n = len(x)
+    if n < 2 or np.ptp(x) == 0:
+        return {"slope": None, "intercept": None, "slope_se": None, "intercept_se": None, "n": int(n)}
     r = stats.linregress(x, y)
-    se = (lambda v: 0.0 if len(x) == 2 or not math.isfinite(v) else float(v))
-    return {"slope": float(r.slope), "intercept": float(r.intercept), "slope_se": se(r.stderr),
-            "intercept_se": se(r.intercept_stderr), "n": int(len(x)), "r2": float(r.rvalue ** 2)}
+    slope_se = intercept_se = None
+    if n > 2:
+        residuals = y - (r.slope * x + r.intercept)
+        s2 = float(np.sum(residuals ** 2)) / (n - 2)
+        sxx = float(np.sum((x - x.mean()) ** 2))
+        slope_se = math.sqrt(s2 / sxx)
+        intercept_se = math.sqrt(s2 * (1 / n + x.mean() ** 2 / sxx))
+    return {"slope": float(r.slope), "intercept": float(r.intercept), "slope_se": slope_se,
+            "intercept_se": intercept_se, "n": int(n)}
 
 
 def theoretical_fps(size: int, gap_bytes: float) -> float:
@@ -53,32 +62,54 @@ def forwarding_mode(slope_ns_per_byte: float | None) -> str:
     return "unknown"
 
 
-def size_fits(sizes: list[dict], samples: list[dict]) -> dict:
-    """Latency vs size over all interval samples (thesis Table 4.1) and over per-size minima."""
-    xs = [s["size_bytes"] for s in samples if s["lat_count"]]
-    ys = [s["latency_mean_ns"] for s in samples if s["lat_count"]]
-    fit = linear_fit(xs, ys)
-    mins = [(s["size_bytes"], s["latency_ns"]["min"]) for s in sizes if s["latency_ns"]["min"] is not None]
-    fit_min = linear_fit([m[0] for m in mins], [m[1] for m in mins])
+def _fit_record(points: list[tuple[int, float]], estimator: str) -> dict:
+    """Fit latency = slope * size + intercept through one point per size, with both uncertainties:
+    the statistical standard error from the scatter between sizes (n - 2 degrees of freedom; none
+    for two sizes), and the bound the 8 ns stamps set (each point may be off by up to a tick, so
+    the intercept by +-4 ns and the slope by +-8 ns over the size range)."""
+    xs = [p[0] for p in points]
+    fit = linear_fit(xs, [p[1] for p in points])
+    slope = fit["slope"]
+    span = (max(xs) - min(xs)) if len(xs) > 1 else 0
 
     def pct(se, value):
         return None if se is None or not value else abs(se / value) * 100
 
-    slope = fit["slope"]
+    bandwidth = BYTE_NS / slope if slope and forwarding_mode(slope) == "store-and-forward" else None
+    warnings = []
+    if bandwidth is not None and span and BYTE_NS / (slope + TICK_NS / span) > LINE_RATE_BPS / 1e9:
+        warnings.append("per-byte time below one byte time at 1 Gb/s even with the stamp resolution: "
+                        "the device does not store whole frames at line rate (cut-through above a size?)")
     return {
         "slope_ns_per_byte": slope, "slope_se": fit["slope_se"], "slope_se_pct": pct(fit["slope_se"], slope),
+        "slope_resolution": TICK_NS / span if span else None,
         "intercept_ns": fit["intercept"], "intercept_se": fit["intercept_se"],
         "intercept_se_pct": pct(fit["intercept_se"], fit["intercept"]),
-        "samples": fit["n"],
-        "bandwidth_gbps": (BYTE_NS / slope) if slope and slope > 0.5 else None,
+        "intercept_resolution_ns": TICK_NS / 2,
+        "points": fit["n"],
+        "bandwidth_gbps": bandwidth,
         "mode": forwarding_mode(slope),
-        "estimator": "ordinary least squares on per-interval mean latency; asymptotic standard errors",
-        "min_fit": {"slope_ns_per_byte": fit_min["slope"], "slope_se": fit_min["slope_se"],
-                    "intercept_ns": fit_min["intercept"], "intercept_se": fit_min["intercept_se"],
-                    "bandwidth_gbps": (BYTE_NS / fit_min["slope"]) if fit_min["slope"] and fit_min["slope"] > 0.5
-                    else None,
-                    "estimator": "ordinary least squares on the per-size minimum latency (one-packet method)"},
+        "warnings": warnings,
+        "estimator": estimator,
     }
+
+
+def size_fits(sizes: list[dict], samples: list[dict]) -> dict:
+    """Latency vs size (thesis Table 4.1) through each size's exact mean, and through its minimum (the
+    one-packet method). One point per size: the intervals of one size are not independent draws."""
+    means = [(s["size_bytes"], s["latency_ns"]["mean"]) for s in sizes if s["latency_ns"]["mean"] is not None]
+    mins = [(s["size_bytes"], s["latency_ns"]["min"]) for s in sizes if s["latency_ns"]["min"] is not None]
+    fit = _fit_record(means, "ordinary least squares through each size's mean latency (every frame of the "
+                             "size); standard errors from the scatter between sizes; stamp resolution "
+                             "bounds +-4 ns (intercept) and +-8 ns / size range (slope)")
+    fit["min_fit"] = _fit_record(mins, "ordinary least squares through each size's minimum latency "
+                                       "(one-packet method); the same uncertainties")
+    return fit
+
+
+def rfc1242_latency(mode: str) -> str:
+    """RFC 1242 3.8: store-and-forward devices report LIFO latency, bit-forwarding ones FIFO."""
+    return "lifo" if mode == "store-and-forward" else "fifo"
 
 
 def time_series_fit(samples: list[dict]) -> dict:

@@ -381,8 +381,11 @@ def cmd_calibrate(args) -> int:
     print("| cable (m) | latency (ns) |\n|---:|---:|")
     for p in cal["points"]:
         print(f"| {p['length_m']:g} | {p['latency_ns']:.2f} |")
-    print(f"\nt(L) = {cal['ns_per_m']:.4f} ns/m (± {cal['ns_per_m_se']:.4f}) × L + {cal['internal_ns']:.2f} ns "
-          f"(± {cal['internal_ns_se']:.2f})")
+    def se(v, spec):
+        return "± n/a with two cables" if v is None else f"± {v:{spec}}"
+
+    print(f"\nt(L) = {cal['ns_per_m']:.4f} ns/m ({se(cal['ns_per_m_se'], '.4f')}) × L + {cal['internal_ns']:.2f} ns "
+          f"({se(cal['internal_ns_se'], '.2f')})")
     print(f"signal speed {cal['signal_speed_m_per_s']:.4g} m/s = {100 * cal['velocity_factor']:.1f} % of c")
     print(f"written: internal delay {cal['internal_ns']:.2f} ns, port cables "
           + ", ".join(f"{c:.2f} ns" for c in cables_ns) + f"; calibration file {out}")

@@ -71,26 +71,36 @@ def markdown_table(summary: dict) -> str:
     def f(v, spec=".1f"):
         return "-" if v is None else format(v, spec)
 
+    store_forward = summary["fit"]["mode"] == "store-and-forward"
     lines = ["| size (B) | tx frames | rx frames | lost | reordered | dup | drop % | drop % (vs line rate) | "
-             "min (ns) | mean (ns) | max (ns) | stdev (ns) | LIFO mean (ns) | trend (ns/s) |",
+             "min FIFO (ns) | mean FIFO (ns) | max FIFO (ns) | stdev (ns) | RFC 1242 mean (ns) | trend (ns/s) |",
              "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for s in summary["sizes"]:
         lat = s["latency_ns"]
         fr = s["frames"]
+        # RFC 1242: LIFO for a store-and-forward device, FIFO otherwise; a negative LIFO is never shown
+        lifo = s["latency_lifo_ns"]["mean"]
+        rfc = (lifo if lifo is not None and lifo >= 0 else None) if store_forward else lat["mean"]
         lines.append(
             f"| {s['size_bytes']} | {fr['tx']} | {fr['rx']} | {fr['lost']} | {fr['reordered']} | {fr['duplicate']} | "
             f"{f(100 * s['drop_rate'], '.3f')} | {f(100 * s['drop_rate_vs_theoretical'], '.3f')} | "
             f"{f(lat['min'])} | {f(lat['mean'])} | {f(lat['max'])} | {f(lat['stdev'])} | "
-            f"{f(s['latency_lifo_ns']['mean'])} | {f(s['trend']['slope_ns_per_s'])} |")
+            f"{f(rfc)} | {f(s['trend']['slope_ns_per_s'])} |")
     fit = summary["fit"]
-    lines += ["", "| fit | slope (ns/B) | ± se | intercept (ns) | ± se | bandwidth (Gb/s) | mode |",
-              "|---|---:|---:|---:|---:|---:|---|",
-              f"| all samples | {f(fit['slope_ns_per_byte'], '.4f')} | {f(fit['slope_se'], '.4f')} "
-              f"({f(fit['slope_se_pct'], '.3f')} %) | {f(fit['intercept_ns'], '.1f')} | {f(fit['intercept_se'], '.2f')} "
-              f"({f(fit['intercept_se_pct'], '.3f')} %) | {f(fit['bandwidth_gbps'], '.3f')} | {fit['mode']} |"]
-    m = fit["min_fit"]
-    lines.append(f"| per-size minimum | {f(m['slope_ns_per_byte'], '.4f')} | {f(m['slope_se'], '.4f')} | "
-                 f"{f(m['intercept_ns'], '.1f')} | {f(m['intercept_se'], '.2f')} | {f(m['bandwidth_gbps'], '.3f')} | |")
+    lines += ["", "| fit | slope (ns/B) | ± se | ± resolution | intercept (ns) | ± se | ± resolution | "
+                  "bandwidth (Gb/s) | mode |",
+              "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for label, m in (("per-size mean", fit), ("per-size minimum", fit["min_fit"])):
+        lines.append(f"| {label} | {f(m['slope_ns_per_byte'], '.4f')} | {f(m['slope_se'], '.4f')} | "
+                     f"{f(m['slope_resolution'], '.4f')} | {f(m['intercept_ns'], '.1f')} | "
+                     f"{f(m['intercept_se'], '.2f')} | {f(m['intercept_resolution_ns'], '.1f')} | "
+                     f"{f(m['bandwidth_gbps'], '.3f')} | {m['mode']} |")
+    lines.append("")
+    lines.append("se: statistical standard error from the scatter between sizes (- with two sizes); "
+                 "resolution: the bound the 8 ns stamps set. "
+                 + ("Latency column per RFC 1242: LIFO (store-and-forward)." if fit["mode"] == "store-and-forward"
+                    else "Latency column per RFC 1242: FIFO (not store-and-forward)."))
+    lines += [f"warning: {w}" for w in fit["warnings"] + fit["min_fit"]["warnings"]]
     return "\n".join(lines)
 
 

@@ -10,7 +10,7 @@ import pytest
 from fpgatest.cli import main, parse_dut
 from fpgatest.driver import Device
 from fpgatest.measure import SweepPlan, calibrate, sweep
-from fpgatest.output import ResultsDir
+from fpgatest.output import ResultsDir, markdown_table
 from fpgatest.tester import Tester
 
 DEFAULT_SWITCH = ["latency_ns=1000", "per_byte_ns=8", "rate_mbps=1000", "buffer_bytes=131072", "max_frame=9216",
@@ -48,6 +48,15 @@ def test_sweep_fit_recovers_switch(twin_link, tmp_path, latency_ns, per_byte_ns,
     assert abs(fit["slope_ns_per_byte"] - per_byte_ns) <= max(4 * fit["slope_se"], 0.01)
     assert abs(fit["intercept_ns"] - latency_ns) <= 16.0
     assert fit["mode"] == ("cut-through" if cut_through else "store-and-forward")
+    # the reported uncertainty covers the model: two standard errors plus the stamp-resolution bound
+    # (with dither the model's mean reads one tick, 8 ns, above its latency: docs of dut_switch_path)
+    assert fit["points"] == 5 and fit["slope_se"] is not None and fit["intercept_resolution_ns"] == 4.0
+    assert abs(fit["slope_ns_per_byte"] - per_byte_ns) <= 2 * fit["slope_se"] + fit["slope_resolution"]
+    assert abs(fit["intercept_ns"] - (latency_ns + 8.0)) <= 2 * fit["intercept_se"] + fit["intercept_resolution_ns"]
+    # RFC 1242: the table's latency column is LIFO for store-and-forward, FIFO otherwise, never negative
+    rows = [line.split("|") for line in markdown_table(s).splitlines() if line.startswith("| ") and
+            line.split("|")[1].strip().isdigit()]
+    assert rows and all(float(r[13]) >= 0 for r in rows), rows
     if not cut_through and per_byte_ns == 8.0:
         assert abs(fit["bandwidth_gbps"] - 1.0) < 0.002
     for size in s["sizes"]:
