@@ -104,7 +104,32 @@ def size_fits(sizes: list[dict], samples: list[dict]) -> dict:
                              "bounds +-4 ns (intercept) and +-8 ns / size range (slope)")
     fit["min_fit"] = _fit_record(mins, "ordinary least squares through each size's minimum latency "
                                        "(one-packet method); the same uncertainties")
+    fit["outlying_sizes"] = outlying_sizes(means)
+    fit["refit"] = None
+    if fit["outlying_sizes"]:
+        kept = [p for p in means if p[0] not in fit["outlying_sizes"]]
+        fit["warnings"].append(f"sizes {', '.join(map(str, fit['outlying_sizes']))} lie off the line through the "
+                               "others by more than the data allow (the device changes behaviour with size?): "
+                               "see the refit without them")
+        fit["refit"] = _fit_record(kept, "the same fit without the outlying sizes")
     return fit
+
+
+def outlying_sizes(points: list[tuple[int, float]]) -> list[int]:
+    """Sizes whose point lies off the line through the other sizes by more than the data allow: two
+    ticks (the stamps' resolution at both ends of a difference) or four residual standard deviations
+    of that line, whichever is larger. Needs at least four sizes."""
+    if len(points) < 4:
+        return []
+    out = []
+    for i, (x, y) in enumerate(points):
+        rest = points[:i] + points[i + 1:]
+        fit = linear_fit([p[0] for p in rest], [p[1] for p in rest])
+        resid = [p[1] - (fit["slope"] * p[0] + fit["intercept"]) for p in rest]
+        spread = math.sqrt(sum(r * r for r in resid) / (len(rest) - 2))
+        if abs(y - (fit["slope"] * x + fit["intercept"])) > max(2 * TICK_NS, 4 * spread):
+            out.append(x)
+    return out
 
 
 def rfc1242_latency(mode: str) -> str:
@@ -113,7 +138,38 @@ def rfc1242_latency(mode: str) -> str:
 
 
 def time_series_fit(samples: list[dict]) -> dict:
-    """Latency trend within one size (ns per second): buffers filling (>0) or draining (<0)."""
+    """Latency trend within one size: one straight line (ns per second), and where the data show a
+    ramp and then a plateau (a buffer filling, or draining, then steady), each phase on its own."""
     pts = [(s["t_start_s"] + s["duration_s"] / 2, s["latency_mean_ns"]) for s in samples if s["lat_count"]]
     fit = linear_fit([p[0] for p in pts], [p[1] for p in pts])
-    return {"slope_ns_per_s": fit["slope"], "slope_se": fit["slope_se"], "n": fit["n"]}
+    return {"slope_ns_per_s": fit["slope"], "slope_se": fit["slope_se"], "n": fit["n"], "phases": ramp_plateau(pts)}
+
+
+def _sse_line(pts) -> tuple[float, float]:
+    fit = linear_fit([p[0] for p in pts], [p[1] for p in pts])
+    return sum((p[1] - fit["slope"] * p[0] - fit["intercept"]) ** 2 for p in pts), fit["slope"]
+
+
+def ramp_plateau(pts: list[tuple[float, float]]) -> dict | None:
+    """Split (time, latency) points into a ramp (its first point or points) and a plateau (a
+    constant over the three or more after it) where that explains the points far better than one
+    line (less than a quarter of its squared error, and a step larger than a tick); returns the
+    ramp's rate (ns/s; > 0 filling, < 0 draining; None when the ramp is one point: the change
+    happened within the first sample), the plateau's latency and when the ramp ended (s, at its
+    last point), or None."""
+    if len(pts) < 5:
+        return None
+    one_line, _ = _sse_line(pts)
+    best = None
+    for k in range(1, len(pts) - 2):
+        ramp, plateau = pts[:k], pts[k:]
+        level = sum(p[1] for p in plateau) / len(plateau)
+        sse_ramp, rate = _sse_line(ramp) if k > 1 else (0.0, None)
+        sse = sse_ramp + sum((p[1] - level) ** 2 for p in plateau)
+        if best is None or sse < best[0]:
+            best = (sse, rate, level, ramp[-1][0], ramp[0][1])
+    sse, rate, level, end_s, first = best
+    if sse >= one_line / 4 or abs(level - first) <= TICK_NS:
+        return None
+    return {"rate_ns_per_s": rate, "steady_latency_ns": level, "ramp_end_s": end_s,
+            "kind": "fill" if level > first else "drain"}

@@ -32,7 +32,7 @@ class UserError(Exception):
 MAX_U32 = (1 << 32) - 1
 MAX_DURATION_S = 1e6        # longer than any campaign; the twin simulates about 7 ms per second
 MAX_CABLE_M = 1000.0        # far beyond the 100 m of 1000BASE-T
-MAX_FRAMES = 1 << 32        # frames per calibration cable (the generator's count is 48 bits)
+MAX_FRAMES = (1 << 32) - 1  # frames per calibration cable (the generator's count is 48 bits)
 
 
 def _number(text: str, kind):

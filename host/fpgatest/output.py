@@ -67,6 +67,16 @@ def load(path: Path) -> tuple[dict, list[dict], list[dict]]:
     return meta, samples, sizes
 
 
+def trend_text(trend: dict) -> str:
+    """The latency trend of one size: its ramp and plateau where it has them, else one slope (ns/s)."""
+    phases = trend.get("phases")
+    if phases:
+        rate = "within the first sample" if phases["rate_ns_per_s"] is None else f"{phases['rate_ns_per_s']:.3g} ns/s"
+        return f"{phases['kind']} {rate} to {phases['ramp_end_s']:.4g} s, then {phases['steady_latency_ns']:.1f} ns"
+    slope = trend["slope_ns_per_s"]
+    return "-" if slope is None else f"{slope:.1f}"
+
+
 def markdown_table(summary: dict) -> str:
     def f(v, spec=".1f"):
         return "-" if v is None else format(v, spec)
@@ -85,12 +95,15 @@ def markdown_table(summary: dict) -> str:
             f"| {s['size_bytes']} | {fr['tx']} | {fr['rx']} | {fr['lost']} | {fr['reordered']} | {fr['duplicate']} | "
             f"{f(100 * s['drop_rate'], '.3f')} | {f(100 * s['drop_rate_vs_theoretical'], '.3f')} | "
             f"{f(lat['min'])} | {f(lat['mean'])} | {f(lat['max'])} | {f(lat['stdev'])} | "
-            f"{f(rfc)} | {f(s['trend']['slope_ns_per_s'])} |")
+            f"{f(rfc)} | {trend_text(s['trend'])} |")
     fit = summary["fit"]
     lines += ["", "| fit | slope (ns/B) | ± se | ± resolution | intercept (ns) | ± se | ± resolution | "
                   "bandwidth (Gb/s) | mode |",
               "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
-    for label, m in (("per-size mean", fit), ("per-size minimum", fit["min_fit"])):
+    fits = [("per-size mean", fit), ("per-size minimum", fit["min_fit"])]
+    if fit.get("refit"):
+        fits.append((f"without {', '.join(map(str, fit['outlying_sizes']))} B", fit["refit"]))
+    for label, m in fits:
         lines.append(f"| {label} | {f(m['slope_ns_per_byte'], '.4f')} | {f(m['slope_se'], '.4f')} | "
                      f"{f(m['slope_resolution'], '.4f')} | {f(m['intercept_ns'], '.1f')} | "
                      f"{f(m['intercept_se'], '.2f')} | {f(m['intercept_resolution_ns'], '.1f')} | "

@@ -79,7 +79,7 @@ BAD_INPUT = [
     (["calibrate", "--cables=-1,1"], "--cables (m): -1 out of range [0, 1000]"),
     (["calibrate", "--cables", "1,a"], "--cables (m): 'a' is not a number"),
     (["calibrate", "--cables", "1,2", "--port-cables", "inf"], "--port-cables (m): 'inf' is not a finite"),
-    (["calibrate", "--cables", "1,2", "--frames", "0"], "--frames: 0 out of range 1..4294967296"),
+    (["calibrate", "--cables", "1,2", "--frames", "0"], "--frames: 0 out of range 1..4294967295"),
     (["calibrate", "--cables", "1,2", "--frames", "-5"], "--frames: -5 out of range"),
     (["calibrate", "--cables", "1,2", "--out", "/dev/null/c.json"], "cannot write /dev/null/c.json"),
     (["calibrate", "--cables", "1,2", "--out", "{tmp}"], "exists and is not a file"),

@@ -24,6 +24,7 @@ import cocotb
 import pytest
 from cocotb.clock import Clock
 from cocotb.triggers import Timer
+from cocotb.utils import get_sim_time
 from cocotbext.eth import GmiiFrame, RgmiiSource
 from cocotbext.uart import UartSink, UartSource
 
@@ -35,6 +36,7 @@ SIM_BAUD = 3_125_000                     # 16 clocks of the 50 MHz sys clock per
 CRYSTAL_PS = 40_000                      # 25 MHz
 PHY_RX_PS = (7_999, 8_001)               # +125 ppm, -125 ppm against 8 ns (1 ps resolution)
 TICK_PS = 8_000
+HOST_STEP_LIMIT_NS = 200_000_000         # 200 ms of simulated time per host step (MDIO takes 44 ms)
 SIG_OFFSET_IPV4 = 14 + 20 + 8            # Ethernet + IPv4 + UDP headers before the signature
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -154,10 +156,13 @@ class Board:
             except BaseException as err:  # handed to the test below
                 result["error"] = err
 
-        thread = threading.Thread(target=work)
+        thread = threading.Thread(target=work, daemon=True)
         thread.start()
+        start_ns = get_sim_time("ns")
         while thread.is_alive():
             await Timer(5, "us")
+            # a host step here takes at most tens of milliseconds of simulated time: a hang fails
+            assert get_sim_time("ns") - start_ns < HOST_STEP_LIMIT_NS, "the host got no answer"
         if "error" in result:
             raise result["error"]
         return result.get("value")

@@ -1,0 +1,56 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""The analysis on data with known answers: uncertainties, outlying sizes, fill and plateau."""
+
+import pytest
+
+from fpgatest.analysis import TICK_NS, linear_fit, outlying_sizes, ramp_plateau, size_fits
+
+SIZES = [64, 128, 256, 512, 1024, 1280, 1518]
+
+
+def size_records(latency):
+    return [{"size_bytes": x, "latency_ns": {"mean": latency(x), "min": latency(x)}} for x in SIZES]
+
+
+def test_two_points_have_no_standard_error():
+    fit = linear_fit([64, 1518], [1512.0, 13144.0])
+    assert fit["slope"] == pytest.approx(8.0) and fit["slope_se"] is None and fit["intercept_se"] is None
+
+
+def test_exact_line_reports_resolution_not_zero():
+    fit = size_fits(size_records(lambda x: 1000 + 8 * x), [])
+    assert fit["slope_se"] == pytest.approx(0.0, abs=1e-9) and fit["intercept_resolution_ns"] == TICK_NS / 2
+    assert fit["slope_resolution"] == pytest.approx(TICK_NS / (1518 - 64))
+    assert fit["bandwidth_gbps"] == pytest.approx(1.0) and fit["warnings"] == [] and fit["outlying_sizes"] == []
+
+
+def test_an_outlying_size_is_flagged_and_refitted():
+    # a device that forwards its largest frames early (cut-through above 1280 B): 1518 leaves the line
+    fit = size_fits(size_records(lambda x: 1000 + 8 * x if x <= 1280 else 1000 + 8 * 1280 + 2 * (x - 1280)), [])
+    assert fit["outlying_sizes"] == [1518]
+    assert fit["refit"]["points"] == 6 and any("1518" in w for w in fit["warnings"])
+
+
+def test_one_tick_of_jitter_is_not_an_outlier():
+    wobble = {64: 0, 128: 8, 256: 0, 512: 8, 1024: 0, 1280: 8, 1518: 0}
+    assert outlying_sizes([(x, 1000 + 8 * x + wobble[x]) for x in SIZES]) == []
+
+
+def test_fill_then_plateau():
+    # a buffer filling at 5e7 ns/s for 4 ms, then steady at 200 us
+    pts = [(t * 1e-3, min(2e3 + 5e7 * t * 1e-3, 2e5)) for t in range(0, 11)]
+    phases = ramp_plateau(pts)
+    assert phases["kind"] == "fill" and phases["rate_ns_per_s"] == pytest.approx(5e7)
+    assert phases["steady_latency_ns"] == pytest.approx(2e5) and phases["ramp_end_s"] == pytest.approx(0.003)
+
+
+def test_flat_or_straight_has_no_phases():
+    assert ramp_plateau([(t * 1e-3, 1000.0) for t in range(10)]) is None
+    assert ramp_plateau([(t * 1e-3, 1000.0 + 10 * t) for t in range(10)]) is None
+
+
+def test_fill_within_the_first_sample():
+    pts = [(0.001, 9e4)] + [(t * 1e-3, 1e6) for t in range(2, 11)]
+    phases = ramp_plateau(pts)
+    assert phases["kind"] == "fill" and phases["rate_ns_per_s"] is None
+    assert phases["steady_latency_ns"] == pytest.approx(1e6) and phases["ramp_end_s"] == pytest.approx(0.001)
