@@ -85,6 +85,55 @@ def check_writable(path: Path, what: str) -> None:
         raise UserError(f"cannot write {path}: {probe} is not a writable directory")
 
 
+def mac_address(text: str) -> int:
+    """argparse type: aa:bb:cc:dd:ee:ff (or with '-') -> 48-bit integer."""
+    parts = text.replace("-", ":").split(":")
+    if len(parts) != 6 or not all(len(p) == 2 and all(c in "0123456789abcdefABCDEF" for c in p) for p in parts):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a MAC address (aa:bb:cc:dd:ee:ff)")
+    return int("".join(parts), 16)
+
+
+def ip_address(text: str):
+    """argparse type: an IPv4 or IPv6 address."""
+    import ipaddress
+
+    try:
+        return ipaddress.ip_address(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an IPv4 or IPv6 address") from None
+
+
+# IPv6 addresses when none is given: the documentation prefix (RFC 3849), one /64 per port
+def _doc_ipv6(port: int) -> int:
+    import ipaddress
+
+    return int(ipaddress.IPv6Address(f"2001:db8:0:{port}::1"))
+
+
+def stream_fields(args, tx_port: int, rx_port: int) -> tuple[int | None, dict]:
+    """(802.1Q TCI or None, generator address registers) from --vlan/--vlan-pcp/--src-mac/--dst-mac/
+    --src-ip/--dst-ip; addresses must be of the stream's protocol."""
+    vlan = None if args.vlan is None else (args.vlan_pcp << 13) | args.vlan
+    extra = {}
+    if args.src_mac is not None:
+        extra["cfg_src_mac"] = args.src_mac
+    if args.dst_mac is not None:
+        extra["cfg_dst_mac"] = args.dst_mac
+    version = {"ipv4": 4, "ipv6": 6}.get(args.proto)
+    for name, value in (("src", args.src_ip), ("dst", args.dst_ip)):
+        if value is None:
+            continue
+        if version is None:
+            raise UserError(f"--{name}-ip: {args.proto} frames carry no IP header")
+        if value.version != version:
+            raise UserError(f"--{name}-ip: {value} is not an IPv{version} address (--proto {args.proto})")
+        extra[f"cfg_{name}_ip"] = int(value)
+    if args.proto == "ipv6":
+        extra.setdefault("cfg_src_ip", _doc_ipv6(tx_port))
+        extra.setdefault("cfg_dst_ip", _doc_ipv6(rx_port))
+    return vlan, extra
+
+
 # ---- target ----------------------------------------------------------------------------------------
 
 @contextlib.contextmanager
@@ -221,10 +270,12 @@ def cmd_run(args) -> int:
     from fpgatest.measure import SweepPlan, measure_size
     from fpgatest.tester import Stream
 
-    stream = Stream(proto=args.proto, size=args.size, ifg=args.ifg, rate_percent=args.rate)
+    vlan, extra = stream_fields(args, args.tx_port, args.rx_port)
+    stream = Stream(proto=args.proto, size=args.size, ifg=args.ifg, rate_percent=args.rate, vlan=vlan, extra=extra)
     stream.check()
     duration, interval = durations(args)
-    plan = SweepPlan(args.proto, [args.size], args.ifg, args.rate, duration, interval, args.tx_port, args.rx_port)
+    plan = SweepPlan(args.proto, [args.size], args.ifg, args.rate, duration, interval, args.tx_port, args.rx_port,
+                     vlan=vlan, extra=extra)
     plan.streams()
     console = Console()
     with open_tester(args) as t:
@@ -297,8 +348,11 @@ def cmd_sweep(args) -> int:
     from fpgatest.output import ResultsDir, markdown_table, plot
 
     duration, interval = durations(args)
-    plan = SweepPlan(args.proto, parse_sizes(args.sizes), args.ifg, args.rate, duration, interval,
-                     args.tx_port, args.rx_port)
+    from fpgatest.tester import min_size
+
+    vlan, extra = stream_fields(args, args.tx_port, args.rx_port)
+    plan = SweepPlan(args.proto, parse_sizes(args.sizes, min_size(args.proto, vlan is not None)), args.ifg,
+                     args.rate, duration, interval, args.tx_port, args.rx_port, vlan=vlan, extra=extra)
     plan.streams()  # every size checked before the tester is touched
     parse_dut(args.dut)
     out = Path(args.out) if args.out else ROOT / "build" / "results" / time.strftime(f"sweep-{args.proto}-%Y%m%d-%H%M%S")
@@ -443,6 +497,17 @@ def build_parser() -> argparse.ArgumentParser:
                              help="inter-frame gap in bytes (>= 12 = 96 ns)")
     stream_opts.add_argument("--rate", type=bounded(float, 0.0, 100.0, low_open=True, unit=" %"), default=None,
                              help="average rate in percent of line rate instead of --ifg")
+    stream_opts.add_argument("--vlan", type=bounded(int, 0, 4095), default=None, metavar="VID",
+                             help="insert an 802.1Q tag with this VLAN id")
+    stream_opts.add_argument("--vlan-pcp", type=bounded(int, 0, 7), default=0, help="the tag's priority (PCP)")
+    stream_opts.add_argument("--src-mac", type=mac_address, default=None, help="source MAC (default: the port's)")
+    stream_opts.add_argument("--dst-mac", type=mac_address, default=None,
+                             help="destination MAC (default: the other port's)")
+    stream_opts.add_argument("--src-ip", type=ip_address, default=None,
+                             help="source address, IPv4 or IPv6 as --proto (default: 192.168.<port>.1, or "
+                                  "2001:db8:0:<port>::1 for IPv6)")
+    stream_opts.add_argument("--dst-ip", type=ip_address, default=None,
+                             help="destination address (default: the receiving port's, as --src-ip)")
     stream_opts.add_argument("--duration", type=bounded(float, 0.0, MAX_DURATION_S, low_open=True, unit=" s"),
                              default=None,
                              help=f"seconds per size (default {BOARD_DURATION_S} on a board, "

@@ -3,7 +3,7 @@
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from fpgatest.analysis import BYTE_NS, combine_latency, linear_fit, size_fits, theoretical_fps, time_series_fit
 from fpgatest.driver import TICK_NS
@@ -14,12 +14,13 @@ RFC2544_SIZES = [64, 128, 256, 512, 1024, 1280, 1518]
 SPEED_OF_LIGHT_M_PER_NS = 0.299792458
 
 
-def parse_sizes(text: str) -> list[int]:
-    """rfc2544 | 64,128,... | START:STOP:STEP (STOP included)."""
+def parse_sizes(text: str, smallest: int = 64) -> list[int]:
+    """rfc2544 | 64,128,... | START:STOP:STEP (STOP included). rfc2544 starts at `smallest`, the
+    protocol's minimum frame (84 B for IPv6 with the signature), instead of 64 where that is larger."""
     text = text.strip()
     try:
         if text == "rfc2544":
-            return list(RFC2544_SIZES)
+            return [smallest] + [s for s in RFC2544_SIZES if s > smallest]
         if ":" in text:
             start, stop, step = (int(v) for v in text.split(":"))
             if step <= 0 or stop < start:
@@ -44,9 +45,12 @@ class SweepPlan:
     tx_port: int = 0
     rx_port: int = 1
     drain_s: float = 0.0005
+    vlan: int | None = None                              # 802.1Q TCI, or no tag
+    extra: dict = field(default_factory=dict)            # further generator registers (addresses)
 
     def streams(self) -> list[Stream]:
-        out = [Stream(proto=self.proto, size=s, ifg=self.ifg, rate_percent=self.rate_percent) for s in self.sizes]
+        out = [Stream(proto=self.proto, size=s, ifg=self.ifg, rate_percent=self.rate_percent, vlan=self.vlan,
+                      extra=dict(self.extra)) for s in self.sizes]
         for s in out:
             s.check()  # every size is checked before anything is sent
         if self.interval_s <= 0 or self.duration_s < self.interval_s:

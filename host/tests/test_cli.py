@@ -261,3 +261,31 @@ def test_broken_pipe_ends_quietly(twin_link):
     proc.stdout.close()      # as `| head -0` does before the first line
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=60) == 141 and err == "", err
+
+
+def test_stream_fields_from_the_command_line():
+    """--vlan/--src-mac/--dst-ip become the generator's registers; IPv6 defaults to the
+    documentation prefix; the default size list starts at the protocol's minimum."""
+    import ipaddress
+
+    from fpgatest.cli import build_parser, stream_fields
+    from fpgatest.measure import parse_sizes
+    from fpgatest.tester import min_size
+
+    args = build_parser().parse_args(["sweep", "--proto", "ipv6", "--vlan", "100", "--vlan-pcp", "5",
+                                      "--src-mac", "02:00:00:00:00:0a", "--dst-ip", "2001:db8::99"])
+    vlan, extra = stream_fields(args, 0, 1)
+    assert vlan == 5 << 13 | 100
+    assert extra == {"cfg_src_mac": 0x02000000000A, "cfg_dst_ip": int(ipaddress.ip_address("2001:db8::99")),
+                     "cfg_src_ip": int(ipaddress.ip_address("2001:db8:0:0::1"))}
+    assert parse_sizes("rfc2544", min_size("ipv6", True)) == [88, 128, 256, 512, 1024, 1280, 1518]
+    assert parse_sizes("rfc2544", min_size("ipv4")) == [64, 128, 256, 512, 1024, 1280, 1518]
+
+
+def test_ipv6_sweep_with_default_sizes(twin_link, tmp_path):
+    out = tmp_path / "v6"
+    assert cli(twin_link, "sweep", "--proto", "ipv6", "--vlan", "7", "--duration", "0.001", "--interval", "0.001",
+               "--out", str(out)) == 0
+    s = summary_of(out)
+    assert [x["size_bytes"] for x in s["sizes"]] == [88, 128, 256, 512, 1024, 1280, 1518]
+    assert all(x["frames"]["tx"] == x["frames"]["rx"] > 0 for x in s["sizes"])
