@@ -181,12 +181,15 @@ class Board:
             t.wait_idle(0)
 
         await self.host(send)
-        await self.settle(count)
+        # twice the stream's time on the wire, and 100 us: a stream that stalls ends the wait
+        await self.settle(count, 2 * count * (size + 20) * TICK_PS // 1000 + 100_000)
         return frame_problems(self.sent, size, count)
 
-    async def settle(self, frames: int):
-        """Wait until `frames` frames left port 0 and the last of them is through port 1's RX pins."""
-        while len(self.forwarded) < frames:
+    async def settle(self, frames: int, limit_ns: int):
+        """Wait until `frames` frames left port 0 and the last of them is through port 1's RX pins
+        (at most limit_ns of simulated time)."""
+        deadline = get_sim_time("ns") + limit_ns
+        while len(self.forwarded) < frames and get_sim_time("ns") < deadline:
             await Timer(1, "us")
         await Timer(2, "us")
 
