@@ -164,9 +164,9 @@ def is_twin(args) -> bool:
     return args.url == "twin" or args.url.startswith("socket://")
 
 
-def check_ports(tester, args, ports) -> None:
-    """The ports a command uses exist on this tester (checked before anything is written to it)."""
-    for name, port in ports:
+def check_ports(tester, args) -> None:
+    """--tx-port and --rx-port exist on this tester (checked before anything is written to it)."""
+    for name, port in (("--tx-port", args.tx_port), ("--rx-port", args.rx_port)):
         if not 0 <= port < tester.n_ports:
             raise UserError(f"{name} {port} out of range: this tester has ports 0..{tester.n_ports - 1}")
 
@@ -279,7 +279,7 @@ def cmd_run(args) -> int:
     plan.streams()
     console = Console()
     with open_tester(args) as t:
-        check_ports(t, args, [("--tx-port", args.tx_port), ("--rx-port", args.rx_port)])
+        check_ports(t, args)
         check_links(t, args, [args.tx_port, args.rx_port])
         load_calibration(t, args)
         apply_dut(t, args)
@@ -346,21 +346,19 @@ class Progress:
 def cmd_sweep(args) -> int:
     from fpgatest.measure import SweepPlan, parse_sizes, sweep
     from fpgatest.output import ResultsDir, markdown_table, plot
-
-    duration, interval = durations(args)
     from fpgatest.tester import min_size
 
+    duration, interval = durations(args)
     vlan, extra = stream_fields(args, args.tx_port, args.rx_port)
     plan = SweepPlan(args.proto, parse_sizes(args.sizes, min_size(args.proto, vlan is not None)), args.ifg,
                      args.rate, duration, interval, args.tx_port, args.rx_port, vlan=vlan, extra=extra)
-    plan.streams()  # every size checked before the tester is touched
-    parse_dut(args.dut)
+    plan.streams()  # every size checked before the tester is touched (--dut values: in main)
     out = Path(args.out) if args.out else ROOT / "build" / "results" / time.strftime(f"sweep-{args.proto}-%Y%m%d-%H%M%S")
     check_writable(out, "directory")
     if (out / "samples.csv").exists():
         raise UserError(f"{out} already holds results; choose another --out")
     with open_tester(args) as t:
-        check_ports(t, args, [("--tx-port", args.tx_port), ("--rx-port", args.rx_port)])
+        check_ports(t, args)
         check_links(t, args, [args.tx_port, args.rx_port])
         load_calibration(t, args)
         apply_dut(t, args)
@@ -372,7 +370,7 @@ def cmd_sweep(args) -> int:
                 summary = sweep(t, plan, results, progress)
         except KeyboardInterrupt:
             print(f"fpgatest: interrupted; finished sizes are kept in {out}", file=sys.stderr)
-            return 130 if INTERRUPTED[0] == signal.SIGINT else 128 + INTERRUPTED[0]
+            return 128 + INTERRUPTED[0]
     plot(out, summary, _samples(out))
     print(markdown_table(summary))
     print(f"\nresults: {out}")
@@ -422,7 +420,7 @@ def cmd_calibrate(args) -> int:
         input(f"connect port {args.tx_port} to port {args.rx_port} with the {length} m cable, then press Enter ")
 
     with open_tester(args) as t:
-        check_ports(t, args, [("--tx-port", args.tx_port), ("--rx-port", args.rx_port)])
+        check_ports(t, args)
         port_cables = port_cables if port_cables is not None else [0.0] * t.n_ports
         if len(port_cables) != t.n_ports:
             raise UserError(f"--port-cables: need one length per port ({t.n_ports}), got {len(port_cables)}")
@@ -548,7 +546,7 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-INTERRUPTED = [signal.SIGINT]   # the signal that stopped the command
+INTERRUPTED = [signal.SIGINT]   # the signal that stopped the command (exit status 128 + it, 130 for Ctrl-C)
 
 
 def _stop(signum, frame):
@@ -563,6 +561,7 @@ def main(argv=None) -> int:
     from fpgatest.tester import SettingError
     from fpgatest.transport import LinkError
 
+    INTERRUPTED[0] = signal.SIGINT
     previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGTERM, signal.SIGHUP)
                 if threading_main()}
     try:
@@ -578,7 +577,7 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         name = signal.Signals(INTERRUPTED[0]).name
         print(f"fpgatest: stopped by {name}", file=sys.stderr)
-        return 130 if INTERRUPTED[0] == signal.SIGINT else 128 + INTERRUPTED[0]
+        return 128 + INTERRUPTED[0]
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)

@@ -276,15 +276,15 @@ def apply_calibration(tester: Tester, cal: dict, port_cables_m: list[float]) -> 
 
 
 def check_calibration_file(cal: dict) -> dict:
-    try:
-        internal = float(cal["internal_ns"])
-        cables = [float(c) for c in cal["cables_ns"]]
-    except (KeyError, TypeError, ValueError):
-        raise SettingError("calibration file lacks internal_ns / cables_ns") from None
-    if not isinstance(cal["cables_ns"], list) or isinstance(cal["internal_ns"], (bool, str)):
+    def number(v) -> bool:
+        return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+    if not isinstance(cal, dict) or "internal_ns" not in cal or "cables_ns" not in cal:
+        raise SettingError("calibration file lacks internal_ns / cables_ns")
+    internal, cables = cal["internal_ns"], cal["cables_ns"]
+    if not number(internal) or not isinstance(cables, list) or not all(number(c) for c in cables):
         raise SettingError("calibration file: internal_ns must be a number and cables_ns a list of numbers")
-    if any(isinstance(c, (bool, str)) for c in cal["cables_ns"]):
-        raise SettingError("calibration file: cables_ns must be a list of numbers")
+    internal, cables = float(internal), [float(c) for c in cables]
     if not all(math.isfinite(v) and 0 <= v <= 1e6 for v in [internal, *cables]):
         raise SettingError("calibration values must be finite and in 0..1e6 ns")
     return {"internal_ns": internal, "cables_ns": cables}

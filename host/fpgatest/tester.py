@@ -105,6 +105,15 @@ def ns_to_lat_units(ns: float) -> int:
     return round(ns * LAT_UNITS_PER_TICK / TICK_NS)
 
 
+def _wait_while(busy, timeout_s: float, poll_s: float, what: str) -> None:
+    """Poll busy() every poll_s until it is false; TimeoutError "<what> after <timeout_s> s" past the bound."""
+    deadline = time.monotonic() + timeout_s
+    while busy():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{what} after {timeout_s} s")
+        time.sleep(poll_s)
+
+
 class Tester:
     __test__ = False  # not a pytest class
 
@@ -140,22 +149,15 @@ class Tester:
         return bool(self.dev.read(f"port{port}_stat_tx_busy"))
 
     def wait_idle(self, port: int, timeout_s: float = 600.0) -> None:
-        deadline = time.monotonic() + timeout_s
-        while self.busy(port):
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"port {port} still sending after {timeout_s} s")
-            time.sleep(0.02)
+        _wait_while(lambda: self.busy(port), timeout_s, 0.02, f"port {port} still sending")
 
     def clear(self) -> None:
         self.dev.pulse("tester_control", "clear")
 
     def flush(self, port: int, timeout_s: float = 10.0) -> None:
         self.dev.pulse(f"port{port}_control", "flush")
-        deadline = time.monotonic() + timeout_s
-        while self.dev.read(f"port{port}_stat_seq_busy"):
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"port {port}: sequence tracker still busy after {timeout_s} s")
-            time.sleep(0.01)
+        _wait_while(lambda: self.dev.read(f"port{port}_stat_seq_busy"), timeout_s, 0.01,
+                    f"port {port}: sequence tracker still busy")
 
     def now_ticks(self) -> int:
         self.dev.pulse("tester_control", "snapshot")

@@ -21,11 +21,12 @@ from fpgatest.driver import CsrMap, MapError
 NOWHERE = "socket://127.0.0.1:1"
 
 
-def run_cli(argv, capsys):
-    """main(argv) must return; (status, stderr lines, stdout)."""
+def refused(argv, message, capsys) -> None:
+    """main(argv) returns (no traceback) with status 2 and one `fpgatest: error:` line naming `message`."""
     status = main(argv)
-    captured = capsys.readouterr()
-    return status, captured.err.strip().splitlines(), captured.out
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 2, err
+    assert len(err) == 1 and err[0].startswith("fpgatest: error: ") and message in err[0], err
 
 
 def files_under(path):
@@ -116,9 +117,7 @@ def test_bad_input_one_line_nothing_written(argv, message, tmp_path, capsys):
         full += ["--csr", str(csr), "--calibration", "none"] + ([] if "--url" in argv else ["--url", NOWHERE])
     if argv and argv[0] == "sweep" and "--out" not in argv:
         full += ["--out", str(work / "results")]
-    status, err, _ = run_cli(full, capsys)
-    assert status == 2, err
-    assert len(err) == 1 and err[0].startswith("fpgatest: error: ") and message in err[0], err
+    refused(full, message, capsys)
     assert files_under(work) == [], "nothing written for refused input"
 
 
@@ -149,8 +148,7 @@ def test_register_map_shape(change, tmp_path):
 def test_register_map_not_json(tmp_path, capsys):
     path = tmp_path / "csr.json"
     path.write_text("[1, 2")
-    status, err, _ = run_cli(["info", "--url", NOWHERE, "--csr", str(path)], capsys)
-    assert status == 2 and len(err) == 1 and "cannot read register map" in err[0], err
+    refused(["info", "--url", NOWHERE, "--csr", str(path)], "cannot read register map", capsys)
 
 
 # ---- a fake device ----------------------------------------------------------------------------
@@ -235,10 +233,9 @@ def test_faulty_device_one_line(mode, message, twin_link, tmp_path, capsys):
     _, csr = twin_link
     fake = FakeUartBone(csr, mode)
     try:
-        status, err, _ = run_cli(["info", "--url", fake.url, "--csr", str(csr), "--calibration", "none"], capsys)
+        refused(["info", "--url", fake.url, "--csr", str(csr), "--calibration", "none"], message, capsys)
     finally:
         fake.close()
-    assert status == 2 and len(err) == 1 and message in err[0], err
 
 
 @pytest.mark.parametrize("content,message", [
@@ -256,10 +253,9 @@ def test_bad_calibration_file(content, message, twin_link, tmp_path, capsys):
     path.write_text(json.dumps(content))
     fake = FakeUartBone(csr, "ok")
     try:
-        status, err, _ = run_cli(["info", "--url", fake.url, "--csr", str(csr), "--calibration", str(path)], capsys)
+        refused(["info", "--url", fake.url, "--csr", str(csr), "--calibration", str(path)], message, capsys)
     finally:
         fake.close()
-    assert status == 2 and len(err) == 1 and message in err[0], err
     assert fake.regs == {}, "nothing written to the device"
 
 
@@ -274,6 +270,5 @@ def test_report_on_damaged_results(damage, tmp_path, capsys):
     (out / "samples.csv").write_text(header + ("64,0,0.0,0.002\n" if damage == "truncated_row" else ""))
     (out / "sizes.jsonl").write_text('{"size_bytes": 64}\n')
     before = {p: p.read_bytes() for p in out.iterdir()}
-    status, err, _ = run_cli(["report", str(out)], capsys)
-    assert status == 2 and len(err) == 1 and "cannot read results" in err[0], err
+    refused(["report", str(out)], "cannot read results", capsys)
     assert {p: p.read_bytes() for p in out.iterdir()} == before
