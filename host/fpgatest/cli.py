@@ -368,9 +368,9 @@ def cmd_sweep(args) -> int:
         try:
             with Progress(plan.sizes, intervals) as progress:
                 summary = sweep(t, plan, results, progress)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as stop:
             print(f"fpgatest: interrupted; finished sizes are kept in {out}", file=sys.stderr)
-            return 128 + INTERRUPTED[0]
+            return stopped_status(stop)
     plot(out, summary, _samples(out))
     print(markdown_table(summary))
     print(f"\nresults: {out}")
@@ -546,14 +546,41 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-INTERRUPTED = [signal.SIGINT]   # the signal that stopped the command (exit status 128 + it, 130 for Ctrl-C)
+class Stopped(KeyboardInterrupt):
+    """A stop signal (SIGINT, SIGTERM, SIGHUP) as an exception: every `finally` runs (the stream
+    stops, settings are put back, a twin this command started is stopped, the run is marked stopped).
+
+    A subclass, not KeyboardInterrupt itself: CPython under `python -m` exits by SIGINT, whatever
+    status main returns, once a bare KeyboardInterrupt has passed through any string exec (a
+    dataclass or namedtuple being built in a lazy import), even when it was caught."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def stopped_status(stop: KeyboardInterrupt) -> int:
+    """Exit status of a command stopped by a signal: 128 + the signal (130 for Ctrl-C)."""
+    return 128 + getattr(stop, "signum", signal.SIGINT)
 
 
 def _stop(signum, frame):
-    """SIGTERM (and SIGHUP) stop a command as Ctrl-C does: every `finally` runs (the stream stops,
-    settings are put back, a twin this command started is stopped, the run is marked stopped)."""
-    INTERRUPTED[0] = signum
-    raise KeyboardInterrupt
+    raise Stopped(signum)
+
+
+def _catch_stop_signals() -> dict:
+    """Route the stop signals to Stopped; a signal the caller ignores (nohup, background jobs) stays
+    ignored. Returns the previous handlers to put back."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    previous = {}
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        handler = signal.getsignal(sig)
+        if handler in (signal.SIG_DFL, signal.default_int_handler):
+            previous[sig] = signal.signal(sig, _stop)
+    return previous
 
 
 def main(argv=None) -> int:
@@ -561,9 +588,7 @@ def main(argv=None) -> int:
     from fpgatest.tester import SettingError
     from fpgatest.transport import LinkError
 
-    INTERRUPTED[0] = signal.SIGINT
-    previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGTERM, signal.SIGHUP)
-                if threading_main()}
+    previous = _catch_stop_signals()
     try:
         args = build_parser().parse_args(argv)
         parse_dut(getattr(args, "dut", None))   # every --dut value checked before anything is opened
@@ -574,19 +599,13 @@ def main(argv=None) -> int:
             return _broken_pipe()
         print(f"fpgatest: error: {err}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        name = signal.Signals(INTERRUPTED[0]).name
-        print(f"fpgatest: stopped by {name}", file=sys.stderr)
-        return 128 + INTERRUPTED[0]
+    except KeyboardInterrupt as stop:
+        status = stopped_status(stop)
+        print(f"fpgatest: stopped by {signal.Signals(status - 128).name}", file=sys.stderr)
+        return status
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-
-
-def threading_main() -> bool:
-    import threading
-
-    return threading.current_thread() is threading.main_thread()
 
 
 def _broken_pipe() -> int:

@@ -2,6 +2,8 @@
 """fpgatest against the twin over TCP + UARTBone: fits recover the switch model, calibration, drops, bad input."""
 
 import json
+import os
+import signal
 import subprocess
 import sys
 
@@ -252,6 +254,25 @@ def test_sigterm_stops_sweep_and_its_twin(twin_link, tmp_path):
     while _twins() > before and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _twins() == before, "the twin this sweep started is stopped"
+
+
+@pytest.mark.parametrize("raised, status", [("Stopped(signal.SIGTERM)", 7), ("KeyboardInterrupt()", -signal.SIGINT)])
+def test_stop_survives_a_string_exec(tmp_path, raised, status):
+    """A stop caught after it passed through a string exec (a dataclass built in a lazy import)
+    leaves the exit status to main. CPython under `python -m` turns a bare KeyboardInterrupt there
+    into death by SIGINT (the control case); the sweep test above met it once in ~40 runs."""
+    import signal
+
+    (tmp_path / "stopcase.py").write_text(
+        "import signal, sys\n"
+        "from fpgatest.cli import Stopped\n"
+        "try:\n"
+        f"    exec('raise E', {{'E': {raised}}})\n"
+        "except KeyboardInterrupt:\n"
+        "    sys.exit(7)\n")
+    run = subprocess.run([sys.executable, "-m", "stopcase"], cwd=tmp_path, capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])})
+    assert run.returncode == status, run.stderr
 
 
 def test_broken_pipe_ends_quietly(twin_link):
