@@ -173,3 +173,45 @@ def ramp_plateau(pts: list[tuple[float, float]]) -> dict | None:
         return None
     return {"rate_ns_per_s": rate, "steady_latency_ns": level, "ramp_end_s": end_s,
             "kind": "fill" if level > first else "drain"}
+
+
+PERCENTILES = (50.0, 90.0, 99.0, 99.9)
+
+
+def percentiles(bins: list[int], base_ns: float, bin_ns: float, below: int, above: int,
+                lat_min: float | None = None, lat_max: float | None = None, ps=PERCENTILES) -> list[dict]:
+    """Latency percentiles (nearest rank: the smallest latency with at least p % of the frames at or
+    below it) from a histogram of `bins` from base_ns in steps of bin_ns, with `below` frames under
+    the base and `above` beyond the last bin. Each is the bin that holds it: [low_ns, high_ns],
+    narrowed by the exact minimum and maximum where given; value_ns is its middle and bound_ns half
+    its width (the error bound from the bin width) plus half a tick, the stamps' own resolution (each
+    latency is a difference of 8 ns stamps). A rank in the below/above counts has only the open side
+    of the bound (value None)."""
+    total = below + sum(bins) + above
+    out = []
+    for p in ps:
+        rank = max(1, math.ceil(p / 100 * total)) if total else 0
+        low = high = None
+        if total == 0:
+            pass
+        elif rank <= below:
+            high = base_ns
+        elif rank > total - above:
+            low = base_ns + len(bins) * bin_ns
+        else:
+            cum = below
+            for i, n in enumerate(bins):
+                cum += n
+                if cum >= rank:
+                    low, high = base_ns + i * bin_ns, base_ns + (i + 1) * bin_ns
+                    break
+        if low is not None and lat_min is not None:
+            low = max(low, lat_min)
+        if high is not None and lat_max is not None:
+            high = min(high, lat_max)
+        if low is not None and high is not None:
+            out.append({"p": p, "value_ns": (low + high) / 2, "bound_ns": (high - low) / 2 + TICK_NS / 2,
+                        "low_ns": low, "high_ns": high})
+        else:
+            out.append({"p": p, "value_ns": None, "bound_ns": None, "low_ns": low, "high_ns": high})
+    return out

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""fpgatest command line: info, run, sweep, calibrate, dut, report. The default target is the digital twin."""
+"""fpgatest command line: info, run, sweep, rfc2544, calibrate, dut, report. The default target is the digital twin."""
 
 import argparse
 import contextlib
@@ -377,6 +377,75 @@ def cmd_sweep(args) -> int:
     return 0
 
 
+# RFC 2544 timing: as the RFC asks on a board; short trials in simulated time on the twin
+RFC2544_BOARD = {"trial_s": 60.0, "latency_trial_s": 120.0, "latency_trials": 20, "burst_s": 2.0, "burst_trials": 50,
+                 "drain_s": 2.0, "resolution_percent": 0.5}
+RFC2544_TWIN = {"trial_s": 0.001, "latency_trial_s": 0.001, "latency_trials": 3, "burst_s": 0.0005, "burst_trials": 2,
+                "drain_s": 0.0002, "resolution_percent": 1.0}
+
+
+def cmd_rfc2544(args) -> int:
+    from dataclasses import asdict
+
+    from fpgatest.measure import parse_sizes
+    from fpgatest.output import write_json_atomic
+    from fpgatest.rfc2544 import TESTS, Bench, Rfc2544Plan, TrialLog, plot, run, tables
+    from fpgatest.tester import min_size
+
+    twin = is_twin(args)
+    timing = dict(RFC2544_TWIN if twin else RFC2544_BOARD)
+    timing.update({k: getattr(args, k) for k in timing if getattr(args, k) is not None})
+    vlan, extra = stream_fields(args, args.tx_port, args.rx_port)
+    plan = Rfc2544Plan(args.proto, parse_sizes(args.sizes, min_size(args.proto, vlan is not None)),
+                       [(args.tx_port, args.rx_port)], accept_loss_percent=args.accept_loss_percent,
+                       loss_step_percent=args.loss_step_percent, learning_frames=args.learning_frames,
+                       vlan=vlan, extra=extra, **timing)
+    plan.check()
+    tests = list(TESTS) if args.test == "all" else [args.test]
+    out = Path(args.out) if args.out else ROOT / "build" / "results" / time.strftime(f"rfc2544-{args.test}-%Y%m%d-%H%M%S")
+    check_writable(out, "directory")
+    if (out / "trials.csv").exists():
+        raise UserError(f"{out} already holds results; choose another --out")
+    note = (f"twin, simulated time: trials of {plan.trial_s:g} s, latency {plan.latency_trials} × "
+            f"{plan.latency_trial_s:g} s, bursts up to {plan.burst_s:g} s × {plan.burst_trials} (RFC 2544 asks "
+            f"60 s, 20 × 120 s, 2 s × 50: use them on a board)" if twin else
+            f"trials of {plan.trial_s:g} s, latency {plan.latency_trials} × {plan.latency_trial_s:g} s, bursts up to "
+            f"{plan.burst_s:g} s × {plan.burst_trials}")
+    with open_tester(args) as t:
+        check_ports(t, args)
+        back = (args.rx_port, args.tx_port)
+        if args.directions == "both" and t.has(back[0], "tx") and t.has(back[1], "rx"):
+            plan.directions.append(back)
+        check_links(t, args, [args.tx_port, args.rx_port])
+        load_calibration(t, args)
+        apply_dut(t, args)
+        meta = {"target": "the twin" if twin else args.url, "proto": args.proto, "trial_note": note,
+                "plan": asdict(plan), "build_id": t.dev.map.build_id, "calibration": t.calibration(),
+                "time_unix": time.time()}
+        out.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(out / "run.json", {**meta, "stopped": True})   # until the run ends
+        log = TrialLog(out / "trials.csv")
+
+        def show(row):
+            print(f"fpgatest: {row['test']} {row['tx_port']}→{row['rx_port']} {row['size_bytes']} B at "
+                  f"{row['rate_percent']:.3f} %: {row['tx_frames']} sent, {row['lost']} lost", file=sys.stderr)
+
+        try:
+            results = run(Bench(t, plan, log, on_trial=show), tests, out, meta)
+        except KeyboardInterrupt as stop:
+            print(f"fpgatest: interrupted; the trials so far are kept in {out}", file=sys.stderr)
+            return stopped_status(stop)
+        finally:
+            log.close()
+    write_json_atomic(out / "run.json", meta)
+    report = tables(results)
+    (out / "report.md").write_text(report)
+    plot(out, results)
+    print(report)
+    print(f"results: {out}")
+    return 0
+
+
 def _samples(out: Path) -> list[dict]:
     from fpgatest.output import load
 
@@ -489,23 +558,24 @@ def build_parser() -> argparse.ArgumentParser:
                        help="identity, ports, counters, calibration in force")
     s.set_defaults(func=cmd_info)
 
-    stream_opts = Parser(add_help=False)
-    stream_opts.add_argument("--proto", default="ipv4", choices=["eth", "ipv4", "ipv6"], help="protocol")
+    frame_opts = Parser(add_help=False)
+    frame_opts.add_argument("--proto", default="ipv4", choices=["eth", "ipv4", "ipv6"], help="protocol")
+    frame_opts.add_argument("--vlan", type=bounded(int, 0, 4095), default=None, metavar="VID",
+                            help="insert an 802.1Q tag with this VLAN id")
+    frame_opts.add_argument("--vlan-pcp", type=bounded(int, 0, 7), default=0, help="the tag's priority (PCP)")
+    frame_opts.add_argument("--src-mac", type=mac_address, default=None, help="source MAC (default: the port's)")
+    frame_opts.add_argument("--dst-mac", type=mac_address, default=None,
+                            help="destination MAC (default: the other port's)")
+    frame_opts.add_argument("--src-ip", type=ip_address, default=None,
+                            help="source address, IPv4 or IPv6 as --proto (default: 192.168.<port>.1, or "
+                                 "2001:db8:0:<port>::1 for IPv6)")
+    frame_opts.add_argument("--dst-ip", type=ip_address, default=None,
+                            help="destination address (default: the receiving port's, as --src-ip)")
+    stream_opts = Parser(add_help=False, parents=[frame_opts])
     stream_opts.add_argument("--ifg", type=bounded(int, 12, MAX_U32, unit=" bytes"), default=12,
                              help="inter-frame gap in bytes (>= 12 = 96 ns)")
     stream_opts.add_argument("--rate", type=bounded(float, 0.0, 100.0, low_open=True, unit=" %"), default=None,
                              help="average rate in percent of line rate instead of --ifg")
-    stream_opts.add_argument("--vlan", type=bounded(int, 0, 4095), default=None, metavar="VID",
-                             help="insert an 802.1Q tag with this VLAN id")
-    stream_opts.add_argument("--vlan-pcp", type=bounded(int, 0, 7), default=0, help="the tag's priority (PCP)")
-    stream_opts.add_argument("--src-mac", type=mac_address, default=None, help="source MAC (default: the port's)")
-    stream_opts.add_argument("--dst-mac", type=mac_address, default=None,
-                             help="destination MAC (default: the other port's)")
-    stream_opts.add_argument("--src-ip", type=ip_address, default=None,
-                             help="source address, IPv4 or IPv6 as --proto (default: 192.168.<port>.1, or "
-                                  "2001:db8:0:<port>::1 for IPv6)")
-    stream_opts.add_argument("--dst-ip", type=ip_address, default=None,
-                             help="destination address (default: the receiving port's, as --src-ip)")
     stream_opts.add_argument("--duration", type=bounded(float, 0.0, MAX_DURATION_S, low_open=True, unit=" s"),
                              default=None,
                              help=f"seconds per size (default {BOARD_DURATION_S} on a board, "
@@ -526,6 +596,41 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--sizes", default="rfc2544", help="rfc2544 | 64,128,... | START:STOP:STEP (bytes)")
     s.add_argument("--out", default=None, help="results directory (default build/results/sweep-PROTO-TIME)")
     s.set_defaults(func=cmd_sweep)
+
+    s = sub.add_parser("rfc2544", parents=[common, frame_opts], formatter_class=fmt_cls,
+                       help="RFC 2544 benchmarks: throughput, latency, frame loss rate, back-to-back frames")
+    s.add_argument("test", choices=["throughput", "latency", "loss", "back-to-back", "all"],
+                   help="which benchmark (latency measures the throughput first: it runs at that rate)")
+    s.add_argument("--sizes", default="rfc2544", help="rfc2544 | 64,128,... | START:STOP:STEP (bytes)")
+    s.add_argument("--directions", default="both", choices=["one", "both"],
+                   help="tx-port -> rx-port only, or also back where the build can send and receive both ways")
+    seconds = bounded(float, 0.0, MAX_DURATION_S, low_open=True, unit=" s")
+    for flag, key, help_text in (
+            ("--trial", "trial_s", "seconds per throughput and loss trial"),
+            ("--latency-trial", "latency_trial_s", "seconds per latency trial"),
+            ("--burst", "burst_s", "longest back-to-back burst tried, in seconds of line rate"),
+            ("--drain", "drain_s", "seconds to wait for residual frames after a trial")):
+        s.add_argument(flag, dest=key, type=seconds, default=None,
+                       help=f"{help_text} (default {RFC2544_BOARD[key]:g} on a board as RFC 2544 asks, "
+                            f"{RFC2544_TWIN[key]:g} simulated on the twin)")
+    for flag, key, help_text in (("--latency-trials", "latency_trials", "latency trials per size, averaged"),
+                                 ("--burst-trials", "burst_trials", "back-to-back repetitions per size, averaged")):
+        s.add_argument(flag, dest=key, type=bounded(int, 1, 100_000), default=None,
+                       help=f"{help_text} (default {RFC2544_BOARD[key]} on a board, {RFC2544_TWIN[key]} on the twin)")
+    s.add_argument("--resolution", dest="resolution_percent", default=None,
+                   type=bounded(float, 0.0, 50.0, low_open=True, unit=" %"),
+                   help=f"throughput search resolution in %% of line rate (default {RFC2544_BOARD['resolution_percent']:g} "
+                        f"on a board, {RFC2544_TWIN['resolution_percent']:g} on the twin)")
+    s.add_argument("--accept-loss", dest="accept_loss_percent", default=0.0,
+                   type=bounded(float, 0.0, 99.0, unit=" %"),
+                   help="throughput: the loss a trial may have and still pass (0 = RFC 2544; > 0 = partial-drop rate)")
+    s.add_argument("--loss-step", dest="loss_step_percent", default=10.0,
+                   type=bounded(float, 0.0, 10.0, low_open=True, unit=" %"),
+                   help="frame loss rate: step of offered load from 100 %% down (RFC: at most 10 %%)")
+    s.add_argument("--learning-frames", type=bounded(int, 0, 1_000_000), default=16,
+                   help="frames sent from the receiving port before a size's trials (address learning)")
+    s.add_argument("--out", default=None, help="results directory (default build/results/rfc2544-TEST-TIME)")
+    s.set_defaults(func=cmd_rfc2544)
 
     s = sub.add_parser("calibrate", parents=[common], formatter_class=fmt_cls,
                        help="fit delay = a*L + b over cables of known length and write the calibration")

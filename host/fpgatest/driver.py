@@ -149,6 +149,61 @@ class Device:
         words = [(value >> (32 * (reg.words - 1 - i))) & 0xFFFFFFFF for i in range(reg.words)]
         self.bus.write(reg.addr, words)
 
+    def read_indexed(self, index_name: str, indices: list[int], data_name: str) -> list[int]:
+        """data_name's value after each index is written to index_name (a register window, e.g. the
+        histogram bin shown in stat_hist_count); index_name may be a port configuration word."""
+        data = self.map[data_name]
+        port, _, field = index_name.partition("_")
+        if index_name not in self.map and f"fpgatest_{field}_word" in self.map.constants:
+            addr_reg, data_reg = self.map[f"{port}_cfg_addr"], self.map[f"{port}_cfg_data"]
+            word = int(self.map.constants[f"fpgatest_{field}_word"])
+            start, writes = addr_reg.addr, [[word, i] for i in indices]
+            burst = data_reg.addr == addr_reg.addr + 4
+        else:
+            reg = self.map[index_name]
+            if not reg.writable or reg.words != 1:
+                raise MapError(f"register {index_name} is not a writable one-word register")
+            start, writes, burst = reg.addr, [[i] for i in indices], True
+        if burst and hasattr(self.bus, "read_indexed"):
+            replies = self.bus.read_indexed(start, writes, data.addr, data.words)
+        else:
+            replies = []
+            for i in indices:
+                self.write(index_name, i)
+                replies.append(self.bus.read(data.addr, data.words))
+        out = []
+        for words in replies:
+            value = 0
+            for w in words:
+                value = (value << 32) | w
+            out.append(value)
+        return out
+
+    def pulse_and_read(self, register: str, field: str, names: list[str], count: int) -> list[dict[str, int]]:
+        """`count` times: pulse one field of a control register (e.g. pop a FIFO), then read `names`.
+        Over UARTBone, with the names side by side, the pairs go 16 to a request."""
+        regs = sorted((self.map[n] for n in names), key=lambda r: r.addr)
+        ctl, bit = self.map[register], self.control_bits(register)[field]
+        side_by_side = all(b.addr == a.addr + 4 * a.words for a, b in zip(regs, regs[1:]))
+        if not (side_by_side and hasattr(self.bus, "read_indexed")):
+            out = []
+            for _ in range(count):
+                self.pulse(register, field)
+                out.append(self.read_many(names))
+            return out
+        total = sum(r.words for r in regs)
+        out = []
+        for words in self.bus.read_indexed(ctl.addr, [[bit]] * count, regs[0].addr, total):
+            values, pos = {}, 0
+            for r in regs:
+                value = 0
+                for w in words[pos:pos + r.words]:
+                    value = (value << 32) | w
+                values[r.name] = value
+                pos += r.words
+            out.append(values)
+        return out
+
     def write_series(self, name: str, values: list[int]) -> None:
         """Several values, in order, into one single-word register (bit-banging): one burst over
         UARTBone, one write each over a bus without fixed-address bursts."""
@@ -199,6 +254,15 @@ class Device:
         names = self.map.counters()
         words = self.bus.read(self.map.memories[f"port{port}_counters"], 2 * len(names))
         return {f"port{port}_stat_{name}": (words[2 * i] << 32) | words[2 * i + 1] for i, name in enumerate(names)}
+
+    def counters_now(self, port: int) -> dict[str, int]:
+        """Latch every port now and read one port's event counters only (a cheap look, e.g. at the
+        frames still arriving)."""
+        self.pulse("tester_control", "snapshot")
+        for _ in range(SNAPSHOT_POLLS):
+            if not self.read(f"port{port}_stat_counters_busy"):
+                return self.read_counters(port)
+        raise LinkError(f"{self.url}: port {port} still latching its counters after {SNAPSHOT_POLLS} reads")
 
     def snapshot(self, clear: bool = False, clear_stats: bool = False) -> dict:
         """Latch every port at the same clock edge, then read it all.

@@ -106,26 +106,11 @@ def measure_size(tester: Tester, plan: SweepPlan, stream: Stream, results: Resul
     finally:
         tester.stop(tx)
     tester.wait_idle(tx)
-    # let the device under test drain, then retire the tracker window: gaps become losses
-    last_rx = -1
-    while True:
-        tester.wait_ticks(round(plan.drain_s / (TICK_NS * 1e-9)))
-        snap = tester.snapshot()
-        if snap["ports"][rx]["test_frames"] == last_rx:
-            break
-        last_rx = snap["ports"][rx]["test_frames"]
-    tester.flush(rx)
-    final = tester.snapshot()
+    final = drain(tester, rx, plan.drain_s)
     p_rx, p_tx = final["ports"][rx], final["ports"][tx]
     sent = p_tx["tx_frames"]
     received = p_rx["seq_received"]
-    # numbers never seen at all, before the first or after the highest received, are losses too
-    if p_rx["seq_started"]:
-        head = (p_rx["seq_first_seq"] - stream.seq_start) % (1 << 48)
-        tail = (stream.seq_start + sent - p_rx["seq_highest_seq"]) % (1 << 48)
-        lost = head + p_rx["seq_lost"] + tail
-    else:
-        lost = sent
+    lost = frames_lost(p_rx, stream.seq_start, sent)
     lat = combine_latency(samples)
     window = sum(s["duration_s"] for s in samples)
     rx_fps = sum(s["rx_frames"] for s in samples) / window if window else 0.0
@@ -148,6 +133,31 @@ def measure_size(tester: Tester, plan: SweepPlan, stream: Stream, results: Resul
     if results:
         results.add_size(record)
     return record, samples
+
+
+def drain(tester: Tester, rx: int, drain_s: float) -> dict:
+    """After a stream: wait drain_s of tester time, and again while frames still arrive on rx (the
+    device under test empties its queues), then retire the sequence tracker's window (its gaps become
+    losses). Returns the final snapshot: counters read after the path is empty, no phantom loss."""
+    last_rx = -1
+    while True:
+        tester.wait_ticks(max(1, round(drain_s / (TICK_NS * 1e-9))))
+        now_rx = tester.dev.counters_now(rx)[f"port{rx}_stat_test_frames"]
+        if now_rx == last_rx:
+            break
+        last_rx = now_rx
+    tester.flush(rx)
+    return tester.snapshot()
+
+
+def frames_lost(p_rx: dict, seq_start: int, sent: int) -> int:
+    """Frames of a stream (numbers seq_start .. seq_start + sent - 1) never received: the tracker's
+    gaps, and the numbers before the first or after the highest it saw."""
+    if not p_rx["seq_started"]:
+        return sent
+    head = (p_rx["seq_first_seq"] - seq_start) % (1 << 48)
+    tail = (seq_start + sent - p_rx["seq_highest_seq"]) % (1 << 48)
+    return head + p_rx["seq_lost"] + tail
 
 
 def summarize(meta: dict, samples: list[dict], sizes: list[dict]) -> dict:

@@ -13,6 +13,7 @@ MAX_SIZE = 16383
 MIN_IFG = 12
 MAX_GAP = (1 << 32) - 1  # cfg_ifg and cfg_burst_gap are 32-bit
 SIG_LEN = 18
+HIST_BINS = 64
 Q16 = 1 << 16
 
 GEN_ERRORS = {0x01: "frame size out of range for this protocol", 0x02: "IFG below 12 bytes",
@@ -120,6 +121,7 @@ class Tester:
     def __init__(self, device: Device):
         self.dev = device
         self.n_ports = device.map.n_ports()
+        self._configured: dict[int, dict[str, int]] = {}   # per port: the generator words written so far
 
     # ---- streams ------------------------------------------------------------------------------
 
@@ -132,8 +134,11 @@ class Tester:
             raise SettingError(f"no port {port} (this tester has {self.n_ports})")
         if not self.has(port, "tx"):
             raise SettingError(f"port {port} has no generator in this build")
+        written = self._configured.setdefault(port, {})
         for name, value in stream.registers().items():
-            self.dev.write(f"port{port}_{name}", value)
+            if written.get(name) != value:   # configuration words are write-only: this copy is what they hold
+                self.dev.write(f"port{port}_{name}", value)
+                written[name] = value
 
     def start(self, port: int) -> None:
         self.dev.pulse(f"port{port}_control", "start")
@@ -231,35 +236,43 @@ class Tester:
                 "stdev": lat_ns(math.sqrt(var_u)), "last": lat_ns(s["lat_last"])}
 
     def histogram(self, port: int) -> list[int]:
-        bins = []
-        for addr in range(64):
-            self.dev.write(f"port{port}_cfg_hist_addr", addr)
-            bins.append(self.dev.read(f"port{port}_stat_hist_count"))
-        return bins
+        """The 64 bins of the port's latency histogram as the last snapshot latched them."""
+        return self.dev.read_indexed(f"port{port}_cfg_hist_addr", list(range(HIST_BINS)), f"port{port}_stat_hist_count")
+
+    def set_histogram(self, port: int, low_ns: float, high_ns: float) -> dict:
+        """Cover [low_ns, high_ns] with the 64 bins: base at or below low_ns, the narrowest bin width
+        (a power of two times 1/16 tick, 0.5 ns) whose 64 bins reach high_ns. Returns what was set.
+        Takes effect for the frames after it; set it while the port receives nothing."""
+        base = max(0, math.floor(ns_to_lat_units(low_ns)))
+        span = max(1, ns_to_lat_units(high_ns) - base + 1)
+        shift = 0
+        while HIST_BINS << shift < span:
+            shift += 1
+        if shift > 31 or base >= 1 << 32:
+            raise SettingError(f"latency range {low_ns}..{high_ns} ns beyond the histogram's reach")
+        self.dev.write(f"port{port}_cfg_hist_base", base)
+        self.dev.write(f"port{port}_cfg_hist_shift", shift)
+        return {"base_ns": lat_ns(base), "bin_ns": lat_ns(1 << shift), "bins": HIST_BINS}
 
     def samples(self, port: int, limit: int = 100_000) -> list[tuple[int, int, float]]:
         """(seq, RX tick, latency ns) captured by the sample FIFO, oldest first."""
-        out = []
-        names = [f"port{port}_stat_sample_valid", f"port{port}_stat_sample_seq",
-                 f"port{port}_stat_sample_rx_tick", f"port{port}_stat_sample_latency"]
-        while len(out) < limit:
-            self.dev.pulse(f"port{port}_control", "sample_pop")
-            r = self.dev.read_many(names)
-            if not r[names[0]]:
-                break
-            out.append((r[names[1]], r[names[2]], lat_ns(r[names[3]])))
-        return out
+        names = [f"port{port}_stat_sample_{k}" for k in ("valid", "seq", "rx_tick", "latency")]
+        return [(r[names[1]], r[names[2]], lat_ns(r[names[3]])) for r in self._drain_fifo(port, "sample_pop", names, limit)]
 
     def loss_events(self, port: int, limit: int = 100_000) -> list[tuple[int, int]]:
+        """(first sequence number, length) of each loss run the tracker recorded, oldest first."""
+        names = [f"port{port}_stat_seq_event_{k}" for k in ("valid", "first", "length")]
+        return [(r[names[1]], r[names[2]]) for r in self._drain_fifo(port, "event_pop", names, limit)]
+
+    def _drain_fifo(self, port: int, pop: str, names: list[str], limit: int) -> list[dict]:
+        """Pop entries, up to 16 per round trip, until a batch ends with an empty pop (names[0] is the
+        valid flag). Every valid entry of a batch is kept: a popped entry is gone from the device."""
         out = []
-        names = [f"port{port}_stat_seq_event_valid", f"port{port}_stat_seq_event_first",
-                 f"port{port}_stat_seq_event_length"]
         while len(out) < limit:
-            self.dev.pulse(f"port{port}_control", "event_pop")
-            r = self.dev.read_many(names)
-            if not r[names[0]]:
+            batch = self.dev.pulse_and_read(f"port{port}_control", pop, names, min(16, limit - len(out)))
+            out += [entry for entry in batch if entry[names[0]]]
+            if not batch[-1][names[0]]:
                 break
-            out.append((r[names[1]], r[names[2]]))
         return out
 
     # ---- calibration --------------------------------------------------------------------------

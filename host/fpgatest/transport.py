@@ -65,6 +65,23 @@ class UartBone:
             req += b"".join((v & 0xFFFFFFFF).to_bytes(4, "big") for v in chunk)
             self._exchange(req, 0)
 
+    def read_indexed(self, index_addr: int, index_writes: list[list[int]], data_addr: int, words: int) -> list[list[int]]:
+        """For each entry of index_writes: write its words from index_addr on (selecting, e.g., one
+        histogram bin), then read `words` words at data_addr. The pairs go in one request per 16, in
+        order: one round trip where a loop would take one per write and one per read."""
+        out = []
+        for start in range(0, len(index_writes), 16):
+            chunk = index_writes[start:start + 16]
+            req = b"".join(bytes([CMD_WRITE_BURST_INCR, len(w)]) + (index_addr // 4).to_bytes(4, "big")
+                           + b"".join((v & 0xFFFFFFFF).to_bytes(4, "big") for v in w)
+                           + bytes([CMD_READ_BURST_INCR, words]) + (data_addr // 4).to_bytes(4, "big")
+                           for w in chunk)
+            reply = self._exchange(req, 4 * words * len(chunk))
+            for k in range(len(chunk)):
+                part = reply[4 * words * k:4 * words * (k + 1)]
+                out.append([int.from_bytes(part[4 * w:4 * w + 4], "big") for w in range(words)])
+        return out
+
     def write_fixed(self, addr: int, values: list[int]) -> None:
         """The values one after another into the one register at addr (one command per 255)."""
         for start in range(0, len(values), MAX_BURST):

@@ -94,6 +94,18 @@ BAD_INPUT = [
     (["calibrate", "--cables", "1,2", "--out", "{tmp}"], "exists and is not a file"),
     (["calibrate"], "the following arguments are required: --cables"),
     (["report", "{tmp}/none"], "cannot read results"),
+    (["rfc2544", "all", "--resolution", "0"], "--resolution: 0 out of range (0, 50]"),
+    (["rfc2544", "loss", "--loss-step", "20"], "--loss-step: 20 out of range (0, 10]"),
+    (["rfc2544", "all", "--trial", "inf"], "--trial: 'inf' is not a finite number"),
+    (["rfc2544", "all", "--burst", "0"], "--burst: 0 out of range"),
+    (["rfc2544", "latency", "--latency-trials", "0"], "--latency-trials: 0 out of range 1..100000"),
+    (["rfc2544", "back-to-back", "--burst-trials", "-1"], "--burst-trials: -1 out of range"),
+    (["rfc2544", "throughput", "--accept-loss", "100"], "--accept-loss: 100 out of range [0, 99]"),
+    (["rfc2544", "all", "--sizes", "63"], "frame size 63 out of range"),
+    (["rfc2544", "all", "--proto", "ipv6", "--sizes", "64"], "frame size 64 out of range 84..16383 bytes for ipv6"),
+    (["rfc2544", "all", "--out", "/dev/null/x"], "cannot write /dev/null/x"),
+    (["rfc2544", "speed"], "invalid choice: 'speed'"),
+    (["rfc2544"], "the following arguments are required: test"),
     (["frobnicate"], "invalid choice: 'frobnicate'"),
     ([], "the following arguments are required: command"),
     (["info", "--url", "socket://127.0.0.1:99999"], "bad URL 'socket://127.0.0.1:99999'"),
@@ -110,12 +122,12 @@ def test_bad_input_one_line_nothing_written(argv, message, tmp_path, capsys):
     argv = [a.replace("{tmp}", str(work)) for a in argv]
     message = message.replace("{tmp}", str(work))
     full = list(argv)
-    if argv and argv[0] in ("sweep", "run", "info", "dut", "calibrate"):
+    if argv and argv[0] in ("sweep", "run", "info", "dut", "calibrate", "rfc2544"):
         # a valid map, so that what is refused is the case itself (a fresh clone has no board map)
         csr = tmp_path / "csr.json"
         csr.write_text(json.dumps(GOOD_MAP))
         full += ["--csr", str(csr), "--calibration", "none"] + ([] if "--url" in argv else ["--url", NOWHERE])
-    if argv and argv[0] == "sweep" and "--out" not in argv:
+    if argv and argv[0] in ("sweep", "rfc2544") and "--out" not in argv:
         full += ["--out", str(work / "results")]
     refused(full, message, capsys)
     assert files_under(work) == [], "nothing written for refused input"
