@@ -118,7 +118,11 @@ def measure_size(tester: Tester, plan: SweepPlan, stream: Stream, results: Resul
     record = {
         "size_bytes": stream.size, "ifg_bytes": gap,
         "latency_ns": lat,
+        # RFC 1242/4689: LIFO = FIFO - frame time; LILO = FIFO (the frame leaves at the rate it came);
+        # FILO = FIFO + frame time
         "latency_lifo_ns": {k: (None if lat[k] is None else lat[k] - BYTE_NS * stream.size)
+                            for k in ("min", "mean", "max")},
+        "latency_filo_ns": {k: (None if lat[k] is None else lat[k] + BYTE_NS * stream.size)
                             for k in ("min", "mean", "max")},
         "frames": {"tx": sent, "rx": received, "lost": lost, "reordered": p_rx["seq_late"],
                    "duplicate": p_rx["seq_duplicate"], "stale": p_rx["seq_stale"],
@@ -128,8 +132,10 @@ def measure_size(tester: Tester, plan: SweepPlan, stream: Stream, results: Resul
         "rx_fps": rx_fps, "theoretical_fps": theo,
         "drop_rate_vs_theoretical": max(0.0, 1 - rx_fps / theo) if theo else 0.0,
         "trend": time_series_fit(samples),
-        "loss_events": tester.loss_events(rx, limit=64),
+        "loss_events": tester.loss_events(rx, limit=LOSS_EVENTS_KEPT + 1),
     }
+    record["sequence"] = sequence_categories(p_rx, lost, record["loss_events"])
+    record["loss_events"] = record["loss_events"][:LOSS_EVENTS_KEPT]
     if results:
         results.add_size(record)
     return record, samples
@@ -158,6 +164,25 @@ def frames_lost(p_rx: dict, seq_start: int, sent: int) -> int:
     head = (p_rx["seq_first_seq"] - seq_start) % (1 << 48)
     tail = (seq_start + sent - p_rx["seq_highest_seq"]) % (1 << 48)
     return head + p_rx["seq_lost"] + tail
+
+
+LOSS_EVENTS_KEPT = 64   # loss runs (first, length) kept per size in the record
+
+
+def sequence_categories(p_rx: dict, lost: int, events: list[tuple[int, int]]) -> dict:
+    """The tracker's counts under the names RFC 4737 and commercial testers use: in order (a new
+    number at or above the highest so far), reordered (a new number below it, inside the window:
+    the tracker's "late"), late (older than the window: the tracker's "stale"; its number was
+    already retired, so it is also in dropped), duplicate (seen again inside the window), dropped
+    (never seen inside the window, plus numbers never reached) and the loss runs (first, length):
+    their count and longest, complete only if every run was read and the tracker's event FIFO lost
+    none."""
+    runs = [length for _, length in events]
+    complete = len(events) <= LOSS_EVENTS_KEPT and p_rx.get("seq_event_dropped", 0) == 0
+    return {"in_order": p_rx["seq_received"] - p_rx["seq_late"], "reordered": p_rx["seq_late"],
+            "late": p_rx["seq_stale"], "duplicate": p_rx["seq_duplicate"], "dropped": lost,
+            "loss_runs": {"count": len(runs) if complete else None, "longest": max(runs) if runs and complete else
+                          (0 if complete else None), "read": min(len(runs), LOSS_EVENTS_KEPT), "complete": complete}}
 
 
 def summarize(meta: dict, samples: list[dict], sizes: list[dict]) -> dict:

@@ -207,7 +207,9 @@ class Bench:
         spread = math.sqrt(sum((m - avg) ** 2 for m in means) / (len(means) - 1)) if len(means) > 1 else None
         lat_min = min(r["latency_min_ns"] for r in rows if r["latency_count"])
         lat_max = max(r["latency_max_ns"] for r in rows if r["latency_count"])
-        record.update({"fifo_ns": avg, "lifo_ns": avg - BYTE_NS * size, "trial_stdev_ns": spread,
+        # LILO equals FIFO and FILO is FIFO + the frame time when the frame leaves at the rate it came
+        record.update({"fifo_ns": avg, "lifo_ns": avg - BYTE_NS * size, "lilo_ns": avg, "filo_ns": avg + BYTE_NS * size,
+                       "trial_stdev_ns": spread,
                        "min_ns": lat_min, "max_ns": lat_max, "frames": sum(r["latency_count"] for r in rows),
                        "resolution_ns": TICK_NS / 2})
         if hist is not None:

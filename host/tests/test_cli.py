@@ -14,6 +14,7 @@ from fpgatest.driver import Device
 from fpgatest.measure import SweepPlan, calibrate, sweep
 from fpgatest.output import ResultsDir, markdown_table
 from fpgatest.tester import Tester
+from models.ref_switch import drops, period_bytes
 
 DEFAULT_SWITCH = ["latency_ns=1000", "per_byte_ns=8", "rate_mbps=1000", "buffer_bytes=131072", "max_frame=9216",
                   "cable_in_ns=0", "cable_out_ns=0", "cut_through=0", "dither=0"]
@@ -91,6 +92,15 @@ def test_bottleneck_drops_exact_and_thesis_rate(twin_link, tmp_path):
         assert 0.40 < s["drop_rate"] < 0.55
         # received frames/s against the line-rate maximum: half gets through a 500 Mb/s egress
         assert 0.40 < s["drop_rate_vs_theoretical"] < 0.55
+        # the categories testers name: a tail-drop queue drops, never reorders or duplicates; once
+        # full it drops every other frame, so there are far more loss runs than the record keeps
+        seq = s["sequence"]
+        assert seq["dropped"] == s["frames"]["lost"] and seq["in_order"] == s["frames"]["rx"]
+        assert seq["reordered"] == seq["late"] == seq["duplicate"] == 0
+        assert seq["loss_runs"] == {"count": None, "longest": None, "read": 64, "complete": False}
+        # the first loss is the frame the reference model of the queue drops first
+        first = drops(s["size_bytes"], period_bytes(s["size_bytes"], 100.0), 5000, buffer_bytes=32 * 1024, pace=2.0)[0]
+        assert s["loss_events"][0][0] == first and len(s["loss_events"]) == 64
 
 
 def test_calibration_recovers_cable_speed(twin_link):
