@@ -12,7 +12,7 @@ from litex.soc.integration.soc import SoCRegion
 from litex.soc.interconnect import wishbone
 from litex.soc.interconnect.csr import CSRField, CSRStatus, CSRStorage
 
-from litex_soc.verilog_ports import counter_names, module_ports
+from litex_soc.verilog_ports import counter_names, module_ports, module_values
 
 ROOT = Path(__file__).resolve().parents[1]
 COUNTERS_BASE = 0x0010_0000  # bus address of port 0's counter window, past the CSR space
@@ -225,6 +225,20 @@ class Tester(LiteXModule):
         ]
 
 
+def contract_constants() -> dict[str, int]:
+    """The limits the host shares with the gateware, read from the cores' own parameters: the
+    generator's frame size and gap limits and its refusal bits, the tracker's window and event
+    FIFO, the sample FIFO (the host checks it agrees with them: fpgatest.tester.check_contract)."""
+    gen = module_values(RTL / "fpgatest_gen.v")
+    tracker = module_values(RTL / "fpgatest_seq_tracker.v")
+    stats = module_values(RTL / "fpgatest_latency_stats.v")
+    out = {"FPGATEST_MAX_FRAME": gen["MAX_SIZE"], "FPGATEST_MIN_IFG": gen["MIN_GAP"],
+           "FPGATEST_SEQ_WINDOW": 1 << tracker["WINDOW_LOG2"], "FPGATEST_EVENT_DEPTH": 1 << tracker["EVENT_DEPTH_LOG2"],
+           "FPGATEST_SAMPLE_DEPTH": 1 << stats["SAMPLE_DEPTH_LOG2"]}
+    out.update({f"FPGATEST_GEN_{name}": value for name, value in gen.items() if name.startswith("ERR_")})
+    return out
+
+
 def add_tester(soc, phys_gmii: list, target: str, build_extra: str = "", directions: list | None = None) -> Tester:
     """Add the tester with one port per entry of phys_gmii: dicts with tx/rx GMII signals and RX clock.
 
@@ -240,6 +254,8 @@ def add_tester(soc, phys_gmii: list, target: str, build_extra: str = "", directi
     soc.add_module("tester", tester)
     soc.add_constant("FPGATEST_BUILD_ID", build_id)
     soc.add_constant("FPGATEST_TICK_NS", 8)
+    for name, value in contract_constants().items():
+        soc.add_constant(name, value)
     add_sources(soc.platform, target)
     ports = []
     for index, phy in enumerate(phys_gmii):

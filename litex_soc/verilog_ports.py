@@ -48,3 +48,24 @@ def counter_names(path: Path) -> list[tuple[str, str]]:
             assert int(m.group(1)) == len(rows), f"counter table out of order at {line!r}"
             rows.append((m.group(2), m.group(3).strip()))
     return rows
+
+
+VALUE_RE = re.compile(r"\b([A-Z][A-Z0-9_]*)\s*=\s*(?:\d+'([hdb]))?([0-9a-fA-F_]+)\s*(?=[,;)]|$)")
+DECL_RE = re.compile(r"^\s*(?:localparam|parameter)\b(.*)$")
+
+
+def module_values(path: Path) -> dict[str, int]:
+    """NAME -> value of every parameter and localparam of a Verilog file set to a plain literal
+    (decimal or sized hex/decimal/binary, several per declaration), e.g. MAX_SIZE, ERR_IFG,
+    WINDOW_LOG2; expressions are left out."""
+    values = {}
+    for line in path.read_text().splitlines():
+        decl = DECL_RE.match(line.split("//")[0])
+        text = decl.group(1) if decl else (line.split("//")[0] if values.get("_continued") else "")
+        values.pop("_continued", None)
+        for name, base, digits in VALUE_RE.findall(text):
+            values[name] = int(digits.replace("_", ""), {"h": 16, "d": 10, "b": 2, "": 10}[base])
+        if decl and text.rstrip().endswith(","):
+            values["_continued"] = 1
+    values.pop("_continued", None)
+    return values

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// fpgatest_latency_stats: latency count/min/max/sum/sum of squares/last, 64-bin histogram and a sample FIFO, latched by one snapshot.
+// fpgatest_latency_stats: latency count/min/max/sum/sum of squares/last, jitter, 64-bin histogram and a sample FIFO, latched by one snapshot.
 
 `resetall
 `timescale 1ns / 1ps
@@ -10,6 +10,9 @@
  * = 2^45.4 frames, so sum < 2^78 (80 bits) and sum of squares < 2^110 (128 bits). The count and
  * the histogram's below/above counts are event outputs kept by fpgatest_counters, which latches
  * at the same edge.
+ * Jitter (RFC 4689 3.2.5, the IPDV of RFC 3393 in arrival order): |latency - latency of the test
+ * frame before it| for every frame that has one since the last clear; its sum and maximum. The
+ * pairs in an interval are lat_count - 1 (the first frame after a clear has none).
  * ctl_snapshot latches everything at one clock edge, histogram included: the histogram engine sees
  * the snapshot as a marker in its queue right after the last update before the edge, and copies the
  * live bins to the readable bank (stat_hist_busy while copying, 67 clocks). ctl_clear with
@@ -45,6 +48,8 @@ module fpgatest_latency_stats #(
     output reg  [31:0]  stat_lat_last,       // latency of the latest test frame, 1/16 tick
     output wire [79:0]  stat_lat_sum,        // sum of latencies, 1/16 tick
     output wire [127:0] stat_lat_sumsq,      // sum of squared latencies, (1/16 tick)^2
+    output wire [79:0]  stat_jit_sum,        // sum of absolute latency changes between consecutive test frames, 1/16 tick
+    output reg  [31:0]  stat_jit_max,        // largest absolute latency change between consecutive test frames, 1/16 tick
     output reg  [47:0]  stat_hist_count,     // snapshot count of bin cfg_hist_addr
     output wire         stat_hist_busy,      // histogram snapshot/clear still being copied
 
@@ -189,6 +194,48 @@ fpgatest_acc #(.W(80), .L(40)) sum_inst (
 fpgatest_acc #(.W(128), .L(64)) sumsq_inst (
     .clk(clk), .rst(rst), .add(v2_reg), .amount(sq2_reg),
     .ctl_snapshot(ctl_snapshot), .ctl_clear(ctl_clear), .stat(stat_lat_sumsq));
+
+// ---------------------------------------------------------------------------------------------
+// jitter: the change from the previous result (last_reg holds it from step 0 on), its magnitude
+// at step 1, compared with the maximum at step 2, added at v2 when there was a previous result
+// ---------------------------------------------------------------------------------------------
+reg  [32:0] jd_reg;
+reg  [31:0] jabs_reg, jmax_reg, jmax_next;
+reg         gt_jmax_reg, have_prev_reg;
+wire        jit_add = v2_reg && have_prev_reg;
+
+always @* begin
+    jmax_next = jmax_reg;
+    if (jit_add && gt_jmax_reg)
+        jmax_next = jabs_reg;
+end
+
+always @(posedge clk) begin
+    if (step_oh[0])
+        jd_reg <= {1'b0, lat1_reg} - {1'b0, last_reg};
+    if (step_oh[1])
+        jabs_reg <= jd_reg[32] ? 32'd0 - jd_reg[31:0] : jd_reg[31:0];
+    if (step_oh[2])
+        gt_jmax_reg <= jabs_reg > jmax_reg;
+    jmax_reg <= jmax_next;
+    if (v2_reg)
+        have_prev_reg <= 1'b1;
+    if (ctl_snapshot)
+        stat_jit_max <= jmax_next;
+    // a clear restarts the pairs: the next result has no previous one; the maximum restarts at zero,
+    // which a result in work beats
+    if (ctl_clear || rst) begin
+        jmax_reg <= 32'd0;
+        have_prev_reg <= 1'b0;
+        gt_jmax_reg <= 1'b1;
+    end
+    if (rst)
+        stat_jit_max <= 32'd0;
+end
+
+fpgatest_acc #(.W(80), .L(40)) jit_sum_inst (
+    .clk(clk), .rst(rst), .add(jit_add), .amount({8'd0, jabs_reg}),
+    .ctl_snapshot(ctl_snapshot), .ctl_clear(ctl_clear), .stat(stat_jit_sum));
 
 // ---------------------------------------------------------------------------------------------
 // histogram: queue of {update, bin, snapshot, clear}, one engine, live and readable banks

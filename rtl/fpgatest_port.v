@@ -130,6 +130,8 @@ module fpgatest_port #(
     output wire [31:0]    stat_lat_last,          // latency of the latest test frame, 1/16 tick
     output wire [79:0]    stat_lat_sum,           // sum of latencies, 1/16 tick
     output wire [127:0]   stat_lat_sumsq,         // sum of squared latencies, (1/16 tick)^2
+    output wire [79:0]    stat_jit_sum,           // sum of absolute latency changes between consecutive test frames, 1/16 tick
+    output wire [31:0]    stat_jit_max,           // largest absolute latency change between consecutive test frames, 1/16 tick
     output wire [47:0]    stat_hist_count,        // snapshot count of bin cfg_hist_addr
     output wire           stat_hist_busy,         // histogram snapshot/clear still being copied
 
@@ -465,6 +467,8 @@ if (WITH_RX) begin : engines
         .stat_lat_last       (stat_lat_last),
         .stat_lat_sum        (stat_lat_sum),
         .stat_lat_sumsq      (stat_lat_sumsq),
+        .stat_jit_sum        (stat_jit_sum),
+        .stat_jit_max        (stat_jit_max),
         .stat_hist_count     (stat_hist_count),
         .stat_hist_busy      (st_hist_busy),
         .stat_sample_valid   (stat_sample_valid),
@@ -515,6 +519,8 @@ end else begin : no_engines
     assign stat_lat_last = 0;
     assign stat_lat_sum = 0;
     assign stat_lat_sumsq = 0;
+    assign stat_jit_sum = 0;
+    assign stat_jit_max = 0;
     assign stat_hist_count = 0;
     assign stat_sample_valid = 0;
     assign stat_sample_seq = 0;

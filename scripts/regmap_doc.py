@@ -36,6 +36,15 @@ def render(csr_path: Path) -> str:
     for name, r in regs.items():
         if name.startswith("tester_"):
             out.append(f"| `{name}` | {r['size']} | {r['type']} | {descriptions.get(name, '')} |")
+    out += ["", "## Contract constants", "",
+            "Limits the host shares with the gateware, read by `litex_soc` from the cores' own parameters;",
+            "the host refuses a map whose values differ from its own (`fpgatest.tester.check_contract`).", "",
+            "| constant | value |", "|---|---:|"]
+    contract = ("fpgatest_tick_ns", "fpgatest_max_frame", "fpgatest_min_ifg", "fpgatest_seq_window",
+                "fpgatest_event_depth", "fpgatest_sample_depth")
+    for name, value in consts.items():
+        if name in contract or name.startswith("fpgatest_gen_err_"):
+            out.append(f"| `{name}` | {value} |")
     out += ["", "## Each port (`port0_…`, `port1_…`)", "",
             "| register | words | access | meaning |", "|---|---:|---|---|"]
     for name, r in regs.items():

@@ -48,7 +48,18 @@ def combine_latency(intervals: list[dict]) -> dict:
     return {"min": min(i["latency_min_ns"] for i in intervals if i["lat_count"]),
             "mean": mean,
             "max": max(i["latency_max_ns"] for i in intervals if i["lat_count"]),
-            "stdev": math.sqrt(var), "count": n}
+            "stdev": math.sqrt(var), "count": n, **combine_jitter(intervals)}
+
+
+def combine_jitter(intervals: list[dict]) -> dict:
+    """Jitter (RFC 4689: |latency change| between consecutive frames) of a size from its intervals:
+    each interval has lat_count - 1 pairs (a clear starts the pairs again). None where the results
+    predate the jitter counters."""
+    pairs = sum(i["lat_count"] - 1 for i in intervals if i["lat_count"] > 1)
+    if not pairs or any(i.get("jit_sum_ns") is None for i in intervals if i["lat_count"] > 1):
+        return {"jitter_mean": None, "jitter_max": None, "jitter_pairs": pairs}
+    return {"jitter_mean": sum(i["jit_sum_ns"] for i in intervals if i["lat_count"] > 1) / pairs,
+            "jitter_max": max(i["jitter_max_ns"] for i in intervals if i["lat_count"] > 1), "jitter_pairs": pairs}
 
 
 def forwarding_mode(slope_ns_per_byte: float | None) -> str:

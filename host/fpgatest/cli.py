@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from fpgatest import __version__
+from fpgatest import __version__, stop
 
 ROOT = Path(__file__).resolve().parents[2]
 TWIN_CSR = ROOT / "build" / "twin" / "csr.json"
@@ -368,9 +368,9 @@ def cmd_sweep(args) -> int:
         try:
             with Progress(plan.sizes, intervals) as progress:
                 summary = sweep(t, plan, results, progress)
-        except KeyboardInterrupt as stop:
+        except KeyboardInterrupt as stopped:
             print(f"fpgatest: interrupted; finished sizes are kept in {out}", file=sys.stderr)
-            return stopped_status(stop)
+            return stopped_status(stopped)
     plot(out, summary, _samples(out))
     print(markdown_table(summary))
     print(f"\nresults: {out}")
@@ -432,9 +432,9 @@ def cmd_rfc2544(args) -> int:
 
         try:
             results = run(Bench(t, plan, log, on_trial=show), tests, out, meta)
-        except KeyboardInterrupt as stop:
+        except KeyboardInterrupt as stopped:
             print(f"fpgatest: interrupted; the trials so far are kept in {out}", file=sys.stderr)
-            return stopped_status(stop)
+            return stopped_status(stopped)
         finally:
             log.close()
     write_json_atomic(out / "run.json", meta)
@@ -651,31 +651,14 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-class Stopped(KeyboardInterrupt):
-    """A stop signal (SIGINT, SIGTERM, SIGHUP) as an exception: every `finally` runs (the stream
-    stops, settings are put back, a twin this command started is stopped, the run is marked stopped).
-
-    A subclass, not KeyboardInterrupt itself: CPython under `python -m` exits by SIGINT, whatever
-    status main returns, once a bare KeyboardInterrupt has passed through any string exec (a
-    dataclass or namedtuple being built in a lazy import), even when it was caught."""
-
-    def __init__(self, signum: int):
-        super().__init__(signal.Signals(signum).name)
-        self.signum = signum
-
-
-def stopped_status(stop: KeyboardInterrupt) -> int:
+def stopped_status(stopped: KeyboardInterrupt) -> int:
     """Exit status of a command stopped by a signal: 128 + the signal (130 for Ctrl-C)."""
-    return 128 + getattr(stop, "signum", signal.SIGINT)
-
-
-def _stop(signum, frame):
-    raise Stopped(signum)
+    return 128 + getattr(stopped, "signum", signal.SIGINT)
 
 
 def _catch_stop_signals() -> dict:
-    """Route the stop signals to Stopped; a signal the caller ignores (nohup, background jobs) stays
-    ignored. Returns the previous handlers to put back."""
+    """Route the stop signals to fpgatest.stop (Stopped); a signal the caller ignores (nohup,
+    background jobs) stays ignored. Returns the previous handlers to put back."""
     import threading
 
     if threading.current_thread() is not threading.main_thread():
@@ -684,7 +667,7 @@ def _catch_stop_signals() -> dict:
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         handler = signal.getsignal(sig)
         if handler in (signal.SIG_DFL, signal.default_int_handler):
-            previous[sig] = signal.signal(sig, _stop)
+            previous[sig] = signal.signal(sig, stop.handler)
     return previous
 
 
@@ -693,6 +676,7 @@ def main(argv=None) -> int:
     from fpgatest.tester import SettingError
     from fpgatest.transport import LinkError
 
+    stop.reset()
     previous = _catch_stop_signals()
     try:
         args = build_parser().parse_args(argv)
@@ -704,13 +688,14 @@ def main(argv=None) -> int:
             return _broken_pipe()
         print(f"fpgatest: error: {err}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt as stop:
-        status = stopped_status(stop)
+    except KeyboardInterrupt as stopped:
+        status = stopped_status(stopped)
         print(f"fpgatest: stopped by {signal.Signals(status - 128).name}", file=sys.stderr)
         return status
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+        stop.reset()
 
 
 def _broken_pipe() -> int:

@@ -73,6 +73,7 @@ def _interval_row(size: int, index: int, t0_ticks: int, prev: dict, cur: dict, p
         "lat_count": n, "latency_min_ns": lat["min"], "latency_mean_ns": lat["mean"],
         "latency_max_ns": lat["max"], "latency_stdev_ns": lat["stdev"],
         "lat_sum_ns": lat_ns(rx_p["lat_sum"]), "lat_sumsq_ns2": rx_p["lat_sumsq"] * (TICK_NS / 16) ** 2,
+        "jit_sum_ns": lat_ns(rx_p["jit_sum"]), "jitter_max_ns": lat["jitter_max"],
     }
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 SAMPLE_COLUMNS = [
     "size_bytes", "interval", "t_start_s", "duration_s", "tx_frames", "rx_frames", "rx_fps",
     "theoretical_fps", "lat_count", "latency_min_ns", "latency_mean_ns", "latency_max_ns", "latency_stdev_ns",
-    "lat_sum_ns", "lat_sumsq_ns2",
+    "lat_sum_ns", "lat_sumsq_ns2", "jit_sum_ns", "jitter_max_ns",
 ]
 
 
@@ -83,8 +83,9 @@ def markdown_table(summary: dict) -> str:
 
     store_forward = summary["fit"]["mode"] == "store-and-forward"
     lines = ["| size (B) | tx frames | rx frames | lost | reordered | dup | drop % | drop % (vs line rate) | "
-             "min FIFO (ns) | mean FIFO (ns) | max FIFO (ns) | stdev (ns) | RFC 1242 mean (ns) | trend (ns/s) |",
-             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "min FIFO (ns) | mean FIFO (ns) | max FIFO (ns) | stdev (ns) | RFC 1242 mean (ns) | trend (ns/s) | "
+             "jitter mean / max (ns) |",
+             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for s in summary["sizes"]:
         lat = s["latency_ns"]
         fr = s["frames"]
@@ -95,7 +96,7 @@ def markdown_table(summary: dict) -> str:
             f"| {s['size_bytes']} | {fr['tx']} | {fr['rx']} | {fr['lost']} | {fr['reordered']} | {fr['duplicate']} | "
             f"{f(100 * s['drop_rate'], '.3f')} | {f(100 * s['drop_rate_vs_theoretical'], '.3f')} | "
             f"{f(lat['min'])} | {f(lat['mean'])} | {f(lat['max'])} | {f(lat['stdev'])} | "
-            f"{f(rfc)} | {trend_text(s['trend'])} |")
+            f"{f(rfc)} | {trend_text(s['trend'])} | {f(lat.get('jitter_mean'), '.2f')} / {f(lat.get('jitter_max'))} |")
     fit = summary["fit"]
     lines += ["", "| fit | slope (ns/B) | ± se | ± resolution | intercept (ns) | ± se | ± resolution | "
                   "bandwidth (Gb/s) | mode |",
@@ -110,7 +111,8 @@ def markdown_table(summary: dict) -> str:
                      f"{f(m['bandwidth_gbps'], '.3f')} | {m['mode']} |")
     lines.append("")
     lines.append("se: statistical standard error from the scatter between sizes (- with two sizes); "
-                 "resolution: the bound the 8 ns stamps set. "
+                 "resolution: the bound the 8 ns stamps set. Jitter: |latency change| between consecutive "
+                 "frames (RFC 4689), each change a difference of stamps (±8 ns per frame pair). "
                  + ("Latency column per RFC 1242: LIFO (store-and-forward)." if fit["mode"] == "store-and-forward"
                     else "Latency column per RFC 1242: FIFO (not store-and-forward)."))
     lines += [f"warning: {w}" for w in fit["warnings"] + fit["min_fit"]["warnings"]]

@@ -15,7 +15,7 @@ from fpgatest.analysis import BYTE_NS, forwarding_mode, linear_fit, percentiles,
 from fpgatest.driver import TICK_NS
 from fpgatest.measure import drain, frames_lost
 from fpgatest.output import write_json_atomic
-from fpgatest.tester import MIN_IFG, SettingError, Stream, Tester
+from fpgatest.tester import MIN_IFG, SettingError, Stream, Tester, lat_ns
 
 TESTS = ("throughput", "latency", "loss", "back-to-back")
 TRIAL_COLUMNS = ["test", "tx_port", "rx_port", "size_bytes", "rate_percent", "frames", "tx_frames", "rx_frames",
@@ -142,7 +142,8 @@ class Bench:
                "loss_percent": 100 * lost / sent if sent else 0.0,
                "duration_s": sent / (theoretical_fps(size, MIN_IFG) * rate_percent / 100),
                "latency_count": lat["count"], "latency_min_ns": lat["min"], "latency_mean_ns": lat["mean"],
-               "latency_max_ns": lat["max"], "latency_stdev_ns": lat["stdev"]}
+               "latency_max_ns": lat["max"], "latency_stdev_ns": lat["stdev"],
+               "jitter_sum_ns": lat_ns(p_rx["jit_sum"]), "jitter_max_ns": lat["jitter_max"]}
         if histogram:
             row["histogram"] = {"bins": self.t.histogram(rx), "below": p_rx["hist_below"], "above": p_rx["hist_above"]}
         if sent != frames:
@@ -162,7 +163,8 @@ class Bench:
 
     def throughput(self, direction, size) -> dict:
         """Binary search for the highest rate whose trial passes (no loss, or at most the accepted
-        loss), starting at line rate; the true throughput lies in [rate, rate + resolution)."""
+        loss), starting at line rate: the throughput lies between the highest rate that passed and the
+        lowest that failed, at most the resolution apart."""
         plan = self.plan
         trials = []
 
@@ -207,10 +209,15 @@ class Bench:
         spread = math.sqrt(sum((m - avg) ** 2 for m in means) / (len(means) - 1)) if len(means) > 1 else None
         lat_min = min(r["latency_min_ns"] for r in rows if r["latency_count"])
         lat_max = max(r["latency_max_ns"] for r in rows if r["latency_count"])
+        paired = [r for r in rows if r["latency_count"] > 1]
+        pairs = sum(r["latency_count"] - 1 for r in paired)
         # LILO equals FIFO and FILO is FIFO + the frame time when the frame leaves at the rate it came
         record.update({"fifo_ns": avg, "lifo_ns": avg - BYTE_NS * size, "lilo_ns": avg, "filo_ns": avg + BYTE_NS * size,
                        "trial_stdev_ns": spread,
                        "min_ns": lat_min, "max_ns": lat_max, "frames": sum(r["latency_count"] for r in rows),
+                       # RFC 4689 jitter over the pairs of every trial (count - 1 per trial)
+                       "jitter_mean_ns": sum(r["jitter_sum_ns"] for r in paired) / pairs if pairs else None,
+                       "jitter_max_ns": max((r["jitter_max_ns"] for r in paired), default=None),
                        "resolution_ns": TICK_NS / 2})
         if hist is not None:
             bins = [sum(col) for col in zip(*(r["histogram"]["bins"] for r in rows))]
@@ -388,15 +395,16 @@ def tables(results: dict) -> str:
     if results["latency"]:
         lines += ["Latency (26.2) at the throughput rate: mean over all frames of a trial, averaged over the "
                   "trials; RFC 1242 column LIFO for store-and-forward, FIFO otherwise (never a negative LIFO); "
-                  "stamps resolve ±4 ns.", "",
+                  "stamps resolve ±4 ns; jitter = |latency change| between consecutive frames (RFC 4689).", "",
                   "| path | size (B) | rate (%) | FIFO (ns) | LIFO (ns) | RFC 1242 (ns) | stdev between trials (ns) | "
-                  "min (ns) | max (ns) | frames | trials | mode |",
-                  "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+                  "min (ns) | max (ns) | jitter mean / max (ns) | frames | trials | mode |",
+                  "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
         for r in results["latency"]:
             lifo = r.get("lifo_ns")
             lines.append(f"| {_dir(r)} | {r['size_bytes']} | {_f(r['rate_percent'], '.3f')} | {_f(r['fifo_ns'])} | "
                          f"{_f(lifo if lifo is not None and lifo >= 0 else None)} | {_f(r.get('rfc1242_ns'))} | "
                          f"{_f(r.get('trial_stdev_ns'))} | {_f(r.get('min_ns'))} | {_f(r.get('max_ns'))} | "
+                         f"{_f(r.get('jitter_mean_ns'), '.2f')} / {_f(r.get('jitter_max_ns'))} | "
                          f"{r.get('frames', 0)} | {r['trials']} | {r.get('mode', '-')} |")
         with_pct = [r for r in results["latency"] if r.get("percentiles")]
         if with_pct:

@@ -16,9 +16,25 @@ SIG_LEN = 18
 HIST_BINS = 64
 Q16 = 1 << 16
 
-GEN_ERRORS = {0x01: "frame size out of range for this protocol", 0x02: "IFG below 12 bytes",
-              0x04: "burst gap below 12 bytes", 0x08: "fractional gap numerator >= denominator",
-              0x10: "unknown protocol"}
+GEN_ERRORS = {"err_size": "frame size out of range for this protocol", "err_ifg": "IFG below 12 bytes",
+              "err_burst_gap": "burst gap below 12 bytes", "err_frac": "fractional gap numerator >= denominator",
+              "err_proto": "unknown protocol"}
+SEQ_WINDOW = 1024          # the tracker's window (sequence numbers)
+
+# what the host assumes of the gateware, by csr.json constant (read from the cores' parameters)
+CONTRACT = {"fpgatest_max_frame": MAX_SIZE, "fpgatest_min_ifg": MIN_IFG, "fpgatest_seq_window": SEQ_WINDOW,
+            "fpgatest_sample_depth": 512, "fpgatest_event_depth": 256}
+
+
+def check_contract(constants: dict) -> dict[int, str]:
+    """Refuse a register map whose limits differ from the host's (MapError), and return the
+    generator's refusal bits from it: bit -> reason."""
+    wrong = [f"{k} = {constants.get(k)} (host: {v})" for k, v in CONTRACT.items() if constants.get(k) != v]
+    missing = [k for k in GEN_ERRORS if f"fpgatest_gen_{k}" not in constants]
+    if wrong or missing:
+        raise MapError("the register map and this host disagree: " + "; ".join(wrong + [f"no {m}" for m in missing])
+                       + " (a build older or newer than the host tool)")
+    return {int(constants[f"fpgatest_gen_{k}"]): text for k, text in GEN_ERRORS.items()}
 
 
 class SettingError(ValueError):
@@ -122,6 +138,7 @@ class Tester:
         self.dev = device
         self.n_ports = device.map.n_ports()
         self._configured: dict[int, dict[str, int]] = {}   # per port: the generator words written so far
+        self.gen_errors = check_contract(device.map.constants)
 
     # ---- streams ------------------------------------------------------------------------------
 
@@ -144,7 +161,7 @@ class Tester:
         self.dev.pulse(f"port{port}_control", "start")
         error = self.dev.read(f"port{port}_stat_tx_error")
         if error:
-            reasons = [text for bit, text in GEN_ERRORS.items() if error & bit]
+            reasons = [text for bit, text in self.gen_errors.items() if error & bit]
             raise SettingError(f"port {port} refused the stream: {'; '.join(reasons)}")
 
     def stop(self, port: int) -> None:
@@ -226,14 +243,19 @@ class Tester:
 
     @staticmethod
     def latency_summary(s: dict) -> dict:
-        """Latency statistics of one port snapshot in ns (FIFO: first bit in, first bit out)."""
+        """Latency statistics of one port snapshot in ns (FIFO: first bit in, first bit out), and the
+        jitter: mean and largest |latency change| between consecutive frames (RFC 4689), over the
+        count - 1 pairs since the last clear."""
         n = s["lat_count"]
         if n == 0:
-            return {"count": 0, "min": None, "mean": None, "max": None, "stdev": None}
+            return {"count": 0, "min": None, "mean": None, "max": None, "stdev": None, "jitter_mean": None,
+                    "jitter_max": None}
         mean_u = s["lat_sum"] / n
         var_u = max(0.0, s["lat_sumsq"] / n - mean_u * mean_u)
         return {"count": n, "min": lat_ns(s["lat_min"]), "mean": lat_ns(mean_u), "max": lat_ns(s["lat_max"]),
-                "stdev": lat_ns(math.sqrt(var_u)), "last": lat_ns(s["lat_last"])}
+                "stdev": lat_ns(math.sqrt(var_u)), "last": lat_ns(s["lat_last"]),
+                "jitter_mean": lat_ns(s["jit_sum"] / (n - 1)) if n > 1 else None,
+                "jitter_max": lat_ns(s["jit_max"]) if n > 1 else None}
 
     def histogram(self, port: int) -> list[int]:
         """The 64 bins of the port's latency histogram as the last snapshot latched them."""

@@ -6,6 +6,8 @@ from urllib.parse import urlparse
 
 import serial
 
+from fpgatest import stop
+
 CMD_WRITE_BURST_INCR = 0x01
 CMD_READ_BURST_INCR = 0x02
 CMD_WRITE_BURST_FIXED = 0x03
@@ -32,6 +34,7 @@ class UartBone:
         self.port.close()
 
     def _exchange(self, request: bytes, reply_len: int) -> bytes:
+        stop.check()
         last = None
         for _ in range(self.retries):
             try:
@@ -108,12 +111,14 @@ class Etherbone:
         self.comm.close()
 
     def read(self, addr: int, count: int = 1) -> list[int]:
+        stop.check()
         try:
             return list(self.comm.read(addr, count))
         except Exception as err:  # CommUDP signals a dead link with bare exceptions
             raise LinkError(f"no answer from {self.url} ({err})") from None
 
     def write(self, addr: int, values: list[int]) -> None:
+        stop.check()
         try:
             self.comm.write(addr, list(values))
         except Exception as err:

@@ -275,7 +275,7 @@ def test_stop_survives_a_string_exec(tmp_path, raised, status):
 
     (tmp_path / "stopcase.py").write_text(
         "import signal, sys\n"
-        "from fpgatest.cli import Stopped\n"
+        "from fpgatest.stop import Stopped\n"
         "try:\n"
         f"    exec('raise E', {{'E': {raised}}})\n"
         "except KeyboardInterrupt:\n"
@@ -283,6 +283,34 @@ def test_stop_survives_a_string_exec(tmp_path, raised, status):
     run = subprocess.run([sys.executable, "-m", "stopcase"], cwd=tmp_path, capture_output=True, text=True,
                          env={**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])})
     assert run.returncode == status, run.stderr
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")   # the loss this test makes
+def test_a_stop_lost_in_a_finalizer_comes_back(twin_link):
+    """A signal whose Stopped is raised inside a finalizer is "ignored" there by Python; the next
+    register access raises it again, while cleanup during a propagating stop still reaches the device."""
+    from fpgatest import stop
+    from fpgatest.stop import Stopped
+
+    class Finalized:
+        def __del__(self):
+            stop.handler(signal.SIGTERM, None)      # the signal lands while a finalizer runs
+
+    url, csr = twin_link
+    with Device(url, csr) as dev:
+        try:
+            Finalized()                              # prints "Exception ignored in ...": lost here
+            with pytest.raises(Stopped) as caught:
+                dev.read("tester_time")
+            assert caught.value.signum == signal.SIGTERM
+            with pytest.raises(Stopped):
+                try:
+                    raise Stopped(signal.SIGTERM)
+                finally:
+                    assert dev.read("tester_build_id") == dev.map.build_id   # cleanup is not refused
+        finally:
+            stop.reset()
+        dev.read("tester_time")                      # reset: accesses work again
 
 
 def test_broken_pipe_ends_quietly(twin_link):

@@ -284,3 +284,18 @@ def test_report_on_damaged_results(damage, tmp_path, capsys):
     before = {p: p.read_bytes() for p in out.iterdir()}
     refused(["report", str(out)], "cannot read results", capsys)
     assert {p: p.read_bytes() for p in out.iterdir()} == before
+
+
+def test_host_and_gateware_share_one_contract():
+    """The limits csr.json carries come from the cores' parameters; the host refuses a map that
+    disagrees with it (a build older or newer than the tool) and takes the refusal bits from it."""
+    from fpgatest.tester import GEN_ERRORS, check_contract
+    from litex_soc.tester import contract_constants
+
+    constants = {k.lower(): v for k, v in contract_constants().items()}
+    bits = check_contract(constants)
+    assert sorted(bits) == [1, 2, 4, 8, 16] and set(bits.values()) == set(GEN_ERRORS.values())
+    with pytest.raises(MapError, match=r"fpgatest_max_frame = 9000 \(host: 16383\)"):
+        check_contract({**constants, "fpgatest_max_frame": 9000})
+    with pytest.raises(MapError, match="no err_frac"):
+        check_contract({k: v for k, v in constants.items() if k != "fpgatest_gen_err_frac"})

@@ -5,6 +5,7 @@ import pytest
 
 from fpgatest.mdio import DO, MDC, OE, Mdio, MdioError
 from fpgatest.tester import SettingError, Tester
+from litex_soc.tester import contract_constants
 
 
 class Clause22Phy:
@@ -50,7 +51,9 @@ class MdioBus:
 
     def __init__(self, phys):
         self.phys, self.w = phys, 0
-        self.map = FakeMap({"fpgatest_port0_phy_addr": 0, "fpgatest_port1_phy_addr": 1})
+        # the gateware's contract constants (from the cores' parameters), as csr.json carries them
+        self.map = FakeMap({**{k.lower(): v for k, v in contract_constants().items()},
+                            "fpgatest_port0_phy_addr": 0, "fpgatest_port1_phy_addr": 1})
 
     def write(self, name, value):
         assert name == "ethmdio_w"

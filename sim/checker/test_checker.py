@@ -86,6 +86,9 @@ async def run_test_statistics(dut):
     assert s["stat_lat_min"] == min(latencies) and s["stat_lat_max"] == max(latencies)
     assert s["stat_lat_sum"] == sum(latencies) and s["stat_lat_sumsq"] == sum(x * x for x in latencies)
     assert s["stat_lat_last"] == latencies[-1]
+    # jitter (RFC 4689 / RFC 3393 IPDV in arrival order): |change| between consecutive frames
+    changes = [abs(b - a) for a, b in zip(latencies, latencies[1:])]
+    assert s["stat_jit_sum"] == sum(changes) and s["stat_jit_max"] == max(changes) > 0, (s["stat_jit_sum"], changes)
     bins = [0] * 64
     below = above = 0
     for lat in latencies:
@@ -113,6 +116,9 @@ async def run_test_statistics(dut):
         await tb.pulse("ctl_snapshot", "ctl_clear")
         s = await tb.read_stats()
         counts.append((s["stat_lat_count"], sum(await tb.histogram())))
+        # one delay throughout: no change between frames, except from the previous interval's frames,
+        # which the clear does not pair with this one's
+        assert s["stat_jit_sum"] == 0 and s["stat_jit_max"] == 0, s
     await tb.pulse("ctl_stop")
     await tb.wait_idle()
     await ClockCycles(dut.clk, 200)
