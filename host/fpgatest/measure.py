@@ -5,7 +5,8 @@ import math
 import time
 from dataclasses import dataclass, field
 
-from fpgatest.analysis import BYTE_NS, combine_latency, linear_fit, size_fits, theoretical_fps, time_series_fit
+from fpgatest.analysis import (BYTE_NS, combine_latency, linear_fit, percentiles, size_fits, theoretical_fps,
+                               time_series_fit)
 from fpgatest.driver import TICK_NS
 from fpgatest.output import ResultsDir, write_json_atomic
 from fpgatest.tester import SettingError, Stream, Tester, lat_ns
@@ -45,6 +46,7 @@ class SweepPlan:
     tx_port: int = 0
     rx_port: int = 1
     drain_s: float = 0.0005
+    percentiles: bool = True                             # histogram over the first interval's range
     vlan: int | None = None                              # 802.1Q TCI, or no tag
     extra: dict = field(default_factory=dict)            # further generator registers (addresses)
 
@@ -82,6 +84,7 @@ def measure_size(tester: Tester, plan: SweepPlan, stream: Stream, results: Resul
     tx, rx = plan.tx_port, plan.rx_port
     if not 0 <= rx < tester.n_ports or not tester.has(rx, "rx"):
         raise SettingError(f"port {rx} has no receiver in this build")
+    hist = bins = hist_from = None
     tester.clear()
     tester.configure(tx, stream)
     gap = stream.frame_period_bytes() - stream.size - 8
@@ -97,6 +100,15 @@ def measure_size(tester: Tester, plan: SweepPlan, stream: Stream, results: Resul
             tester.wait_ticks(min(interval_ticks, end - prev["time_ticks"]))
             cur = tester.snapshot(clear_stats=True)
             row = _interval_row(stream.size, index, t0, prev, cur, plan, gap)
+            # percentiles: the first interval's latency range sets the histogram's bins; the second
+            # has frames binned before and after that, so the bins count from the third on
+            if index == 0 and plan.percentiles and row["lat_count"]:
+                margin = max(8.0, 0.25 * (row["latency_max_ns"] - row["latency_min_ns"]))
+                hist = tester.set_histogram(rx, max(0.0, row["latency_min_ns"] - margin),
+                                            row["latency_max_ns"] + margin)
+            elif index >= 2 and hist:   # the snapshot latched this interval's bins and cleared them
+                bins = [a + b for a, b in zip(bins or [0] * hist["bins"], tester.histogram(rx))]
+                hist_from = hist_from or prev
             samples.append(row)
             if results:
                 results.add_sample(row)
@@ -135,6 +147,17 @@ def measure_size(tester: Tester, plan: SweepPlan, stream: Stream, results: Resul
         "trend": time_series_fit(samples),
         "loss_events": tester.loss_events(rx, limit=LOSS_EVENTS_KEPT + 1),
     }
+    record["histogram"] = record["percentiles"] = None
+    if bins is not None and any(r["lat_count"] for r in samples[2:]):
+        # below/above are event counters (clear_stats leaves them): the binned intervals' share
+        below = prev["ports"][rx]["hist_below"] - hist_from["ports"][rx]["hist_below"]
+        above = prev["ports"][rx]["hist_above"] - hist_from["ports"][rx]["hist_above"]
+        counted = samples[2:]
+        record["histogram"] = {**hist, "counts": bins, "below": below, "above": above,
+                               "from_interval": 2, "frames": sum(r["lat_count"] for r in counted)}
+        record["percentiles"] = percentiles(bins, hist["base_ns"], hist["bin_ns"], below, above,
+                                            min(r["latency_min_ns"] for r in counted if r["lat_count"]),
+                                            max(r["latency_max_ns"] for r in counted if r["lat_count"]))
     record["sequence"] = sequence_categories(p_rx, lost, record["loss_events"])
     record["loss_events"] = record["loss_events"][:LOSS_EVENTS_KEPT]
     if results:

@@ -77,6 +77,15 @@ def trend_text(trend: dict) -> str:
     return "-" if slope is None else f"{slope:.1f}"
 
 
+def percentile_text(q: dict) -> str:
+    """A percentile as value ± bound, or the open side where it fell outside the histogram's bins."""
+    if q["value_ns"] is not None:
+        return f"{q['value_ns']:.1f} ± {q['bound_ns']:.1f}"
+    if q.get("low_ns") is not None:
+        return f"> {q['low_ns']:.1f}"
+    return "-" if q.get("high_ns") is None else f"< {q['high_ns']:.1f}"
+
+
 def markdown_table(summary: dict) -> str:
     def f(v, spec=".1f"):
         return "-" if v is None else format(v, spec)
@@ -97,6 +106,18 @@ def markdown_table(summary: dict) -> str:
             f"{f(100 * s['drop_rate'], '.3f')} | {f(100 * s['drop_rate_vs_theoretical'], '.3f')} | "
             f"{f(lat['min'])} | {f(lat['mean'])} | {f(lat['max'])} | {f(lat['stdev'])} | "
             f"{f(rfc)} | {trend_text(s['trend'])} | {f(lat.get('jitter_mean'), '.2f')} / {f(lat.get('jitter_max'))} |")
+    with_pct = [s for s in summary["sizes"] if s.get("percentiles")]
+    if with_pct:
+        lines += ["", "| size (B) | bin (ns) | p50 (ns) | p90 (ns) | p99 (ns) | p99.9 (ns) | frames | outside the bins |",
+                  "|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        for s in with_pct:
+            h = s["histogram"]
+            lines.append(f"| {s['size_bytes']} | {h['bin_ns']:g} | " + " | ".join(percentile_text(q) for q in s["percentiles"])
+                         + f" | {h['frames']} | {h['below'] + h['above']} |")
+        lines.append("")
+        lines.append("Percentiles (nearest rank, FIFO) from the histogram, over the intervals from the third on (the "
+                     "first interval's range sets the bins): the middle of the bin that holds each, narrowed by the "
+                     "exact min and max, ± half its width plus the stamps' ±4 ns.")
     fit = summary["fit"]
     lines += ["", "| fit | slope (ns/B) | ± se | ± resolution | intercept (ns) | ± se | ± resolution | "
                   "bandwidth (Gb/s) | mode |",

@@ -14,7 +14,7 @@ from pathlib import Path
 from fpgatest.analysis import BYTE_NS, forwarding_mode, linear_fit, percentiles, rfc1242_latency, theoretical_fps
 from fpgatest.driver import TICK_NS
 from fpgatest.measure import drain, frames_lost
-from fpgatest.output import write_json_atomic
+from fpgatest.output import percentile_text, write_json_atomic
 from fpgatest.tester import MIN_IFG, SettingError, Stream, Tester, lat_ns
 
 TESTS = ("throughput", "latency", "loss", "back-to-back")
@@ -362,15 +362,6 @@ def _f(v, spec=".1f") -> str:
     return "-" if v is None else format(v, spec)
 
 
-def _pct(q: dict) -> str:
-    """A percentile as value ± bound, or the open side where it fell outside the bins."""
-    if q["value_ns"] is not None:
-        return f"{q['value_ns']:.1f} ± {q['bound_ns']:.1f}"
-    if q.get("low_ns") is not None:
-        return f"> {q['low_ns']:.1f}"
-    return "-" if q.get("high_ns") is None else f"< {q['high_ns']:.1f}"
-
-
 def _dir(r: dict) -> str:
     return f"{r['tx_port']}→{r['rx_port']}"
 
@@ -415,11 +406,11 @@ def tables(results: dict) -> str:
                       "| path | size (B) | bin (ns) | p50 (ns) | p90 (ns) | p99 (ns) | p99.9 (ns) | PDV p99.9 (ns) | "
                       "outside the bins |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
             for r in with_pct:
-                cells = [_pct(q) for q in r["percentiles"]]
+                cells = [percentile_text(q) for q in r["percentiles"]]
                 pdv = r["pdv_ns"][-1]
                 h = r["histogram"]
                 lines.append(f"| {_dir(r)} | {r['size_bytes']} | {h['bin_ns']:g} | {' | '.join(cells)} | "
-                             f"{_pct(pdv)} | {h['below'] + h['above']} |")
+                             f"{percentile_text(pdv)} | {h['below'] + h['above']} |")
         lines.append("")
     if results["loss"]:
         lines += ["Frame loss rate (26.3): ((sent - received) / sent) × 100 per offered load, from line rate down "

@@ -71,7 +71,8 @@ class UartBone:
     def read_indexed(self, index_addr: int, index_writes: list[list[int]], data_addr: int, words: int) -> list[list[int]]:
         """For each entry of index_writes: write its words from index_addr on (selecting, e.g., one
         histogram bin), then read `words` words at data_addr. The pairs go in one request per 16, in
-        order: one round trip where a loop would take one per write and one per read."""
+        order: one round trip where a loop would take one per write and one per read. Only for a
+        bridge whose input waits while it replies (the twin's), not a board's UART: see Device."""
         out = []
         for start in range(0, len(index_writes), 16):
             chunk = index_writes[start:start + 16]

@@ -28,6 +28,12 @@ def cli(twin_link, *args, dut=()):
     return main([*argv, *args[1:]])
 
 
+def _samples_of(path, size):
+    from fpgatest.output import load
+
+    return [r for r in load(path)[1] if r["size_bytes"] == size]
+
+
 def summary_of(path):
     return json.loads((path / "summary.json").read_text())
 
@@ -43,7 +49,9 @@ def test_sweep_fit_recovers_switch(twin_link, tmp_path, latency_ns, per_byte_ns,
     """
     out = tmp_path / "sweep"
     dut = [f"latency_ns={latency_ns}", f"per_byte_ns={per_byte_ns}", f"cut_through={cut_through}", "dither=1"]
-    assert cli(twin_link, "sweep", "--sizes", "64,256,512,1024,1518", "--duration", "0.004", "--interval", "0.002",
+    # ten intervals asked: percentiles need three (host-timed intervals on the twin overran 2.6-fold
+    # under load, giving four)
+    assert cli(twin_link, "sweep", "--sizes", "64,256,512,1024,1518", "--duration", "0.02", "--interval", "0.002",
                "--out", str(out), dut=dut) == 0
     s = summary_of(out)
     fit = s["fit"]
@@ -57,14 +65,22 @@ def test_sweep_fit_recovers_switch(twin_link, tmp_path, latency_ns, per_byte_ns,
     assert abs(fit["slope_ns_per_byte"] - per_byte_ns) <= 2 * fit["slope_se"] + fit["slope_resolution"]
     assert abs(fit["intercept_ns"] - (latency_ns + 8.0)) <= 2 * fit["intercept_se"] + fit["intercept_resolution_ns"]
     # RFC 1242: the table's latency column is LIFO for store-and-forward, FIFO otherwise, never negative
-    rows = [line.split("|") for line in markdown_table(s).splitlines() if line.startswith("| ") and
-            line.split("|")[1].strip().isdigit()]
+    rows = [line.split("|") for line in markdown_table(s).split("\n\n")[0].splitlines() if line.startswith("| ")
+            and line.split("|")[1].strip().isdigit()]
     assert rows and all(float(r[13]) >= 0 for r in rows), rows
     if not cut_through and per_byte_ns == 8.0:
         assert abs(fit["bandwidth_gbps"] - 1.0) < 0.002
     for size in s["sizes"]:
         assert size["frames"]["lost"] == 0 and size["frames"]["tx"] == size["frames"]["rx"] > 0
         assert size["latency_lifo_ns"]["mean"] == pytest.approx(size["latency_ns"]["mean"] - 8 * size["size_bytes"])
+        # percentiles over the intervals from the third on: every frame binned once, in order, in [min, max]
+        h, pct = size["histogram"], size["percentiles"]
+        assert len(_samples_of(out, size["size_bytes"])) >= 3, "from the third interval on the bins count"
+        assert h["from_interval"] == 2 and sum(h["counts"]) + h["below"] + h["above"] == h["frames"] > 0
+        assert h["frames"] == sum(r["lat_count"] for r in _samples_of(out, size["size_bytes"])[2:])
+        values = [q["value_ns"] for q in pct]
+        assert None not in values and values == sorted(values)
+        assert size["latency_ns"]["min"] <= values[0] and values[-1] <= size["latency_ns"]["max"] + 4.0
     for name in ("samples.csv", "summary.json", "latency_vs_size.png", "drop_rate.png", "timeseries_64.png"):
         assert (out / name).exists()
     # the report command re-analyses the directory without hardware and finds the same fit
