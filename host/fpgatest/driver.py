@@ -24,6 +24,14 @@ class Register:
     writable: bool
 
 
+def join_words(words) -> int:
+    """A multi-word register's value: most significant word first."""
+    value = 0
+    for word in words:
+        value = (value << 32) | word
+    return value
+
+
 def _is_int(v) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
@@ -115,10 +123,7 @@ class Device:
 
     def read(self, name: str) -> int:
         reg = self.map[name]
-        value = 0
-        for word in self.bus.read(reg.addr, reg.words):
-            value = (value << 32) | word
-        return value
+        return join_words(self.bus.read(reg.addr, reg.words))
 
     def read_many(self, names: list[str]) -> dict[str, int]:
         """Read several registers, merging neighbours into bursts (one round trip per run of addresses)."""
@@ -133,10 +138,7 @@ class Device:
             words = self.bus.read(regs[i].addr, total)
             pos = 0
             for r in regs[i:j + 1]:
-                value = 0
-                for w in words[pos:pos + r.words]:
-                    value = (value << 32) | w
-                out[r.name] = value
+                out[r.name] = join_words(words[pos:pos + r.words])
                 pos += r.words
             i = j + 1
         return out
@@ -176,13 +178,7 @@ class Device:
             for i in indices:
                 self.write(index_name, i)
                 replies.append(self.bus.read(data.addr, data.words))
-        out = []
-        for words in replies:
-            value = 0
-            for w in words:
-                value = (value << 32) | w
-            out.append(value)
-        return out
+        return [join_words(words) for words in replies]
 
     def pulse_and_read(self, register: str, field: str, names: list[str], count: int) -> list[dict[str, int]]:
         """`count` times: pulse one field of a control register (e.g. pop a FIFO), then read `names`.
@@ -201,10 +197,7 @@ class Device:
         for words in self.bus.read_indexed(ctl.addr, [[bit]] * count, regs[0].addr, total):
             values, pos = {}, 0
             for r in regs:
-                value = 0
-                for w in words[pos:pos + r.words]:
-                    value = (value << 32) | w
-                values[r.name] = value
+                values[r.name] = join_words(words[pos:pos + r.words])
                 pos += r.words
             out.append(values)
         return out
