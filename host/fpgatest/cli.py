@@ -8,6 +8,7 @@ import math
 import os
 import signal
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -78,11 +79,16 @@ def check_writable(path: Path, what: str) -> None:
     path = Path(path)
     if path.exists() and (path.is_dir() if what == "file" else not path.is_dir()):
         raise UserError(f"{path} exists and is not a {'file' if what == 'file' else 'directory'}")
-    probe = path if path.exists() else path.parent
+    probe = path if path.is_dir() else path.parent     # where new files go (an existing file is replaced)
     while not probe.exists():
         probe = probe.parent
     if not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
         raise UserError(f"cannot write {path}: {probe} is not a writable directory")
+    try:   # permissions do not tell a read-only mount, or a filesystem like /proc, from a writable one
+        with tempfile.TemporaryFile(dir=probe):
+            pass
+    except OSError as err:
+        raise UserError(f"cannot write {path}: {probe} takes no files ({err.strerror})") from None
 
 
 def mac_address(text: str) -> int:

@@ -61,7 +61,7 @@ def load(path: Path) -> tuple[dict, list[dict], list[dict]]:
                     s[k] = int(s[k])
         sizes = [json.loads(line) for line in (path / "sizes.jsonl").read_text().splitlines() if line.strip()]
     except (OSError, ValueError, KeyError, TypeError) as err:
-        raise ValueError(f"cannot read results in {path}: {err or type(err).__name__}") from None
+        raise ValueError(f"cannot read results in {path}: {str(err) or type(err).__name__}") from None
     if not isinstance(meta, dict) or not all(isinstance(r, dict) for r in sizes):
         raise ValueError(f"cannot read results in {path}: run.json or sizes.jsonl is not a record")
     return meta, samples, sizes

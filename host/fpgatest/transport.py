@@ -106,7 +106,7 @@ class Etherbone:
             self.comm = CommUDP(host, port)
             self.comm.open()
         except Exception as err:  # CommUDP reports an absent server with bare exceptions and asserts
-            raise LinkError(f"cannot open {self.url}: {err or type(err).__name__}") from None
+            raise LinkError(f"cannot open {self.url}: {str(err) or type(err).__name__}") from None
 
     def close(self):
         self.comm.close()

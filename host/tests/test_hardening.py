@@ -105,6 +105,9 @@ BAD_INPUT = [
     (["rfc2544", "all", "--proto", "ipv6", "--sizes", "64"], "frame size 64 out of range 84..16383 bytes for ipv6"),
     (["rfc2544", "all", "--out", "/dev/null/x"], "cannot write /dev/null/x"),
     (["rfc2544", "speed"], "invalid choice: 'speed'"),
+    (["sweep", "--out", "/proc/fpgatest"], "cannot write /proc/fpgatest: /proc takes no files"),
+    (["calibrate", "--cables", "1,2", "--out", "/proc/c.json"], "cannot write /proc/c.json: /proc takes no files"),
+    (["info", "--url", "udp://127.0.0.1:9"], "cannot open udp://127.0.0.1:9: "),   # nothing there: no Etherbone
     (["rfc2544"], "the following arguments are required: test"),
     (["frobnicate"], "invalid choice: 'frobnicate'"),
     ([], "the following arguments are required: command"),
@@ -299,3 +302,16 @@ def test_host_and_gateware_share_one_contract():
         check_contract({**constants, "fpgatest_max_frame": 9000})
     with pytest.raises(MapError, match="no err_frac"):
         check_contract({k: v for k, v in constants.items() if k != "fpgatest_gen_err_frac"})
+
+
+def test_an_existing_output_file_is_replaced_not_refused(tmp_path):
+    """calibrate writes build/calibration.json again on every run: an existing file is no refusal."""
+    from fpgatest.cli import UserError, check_writable
+
+    existing = tmp_path / "calibration.json"
+    existing.write_text("{}")
+    check_writable(existing, "file")
+    check_writable(tmp_path / "new" / "deeper" / "c.json", "file")
+    with pytest.raises(UserError, match="exists and is not a directory"):
+        check_writable(existing, "directory")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["calibration.json"], "probing leaves nothing"
