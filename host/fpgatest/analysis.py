@@ -148,6 +148,12 @@ def rfc1242_latency(mode: str) -> str:
     return "lifo" if mode == "store-and-forward" else "fifo"
 
 
+def rfc1242_value(mode: str, fifo: float | None, lifo: float | None) -> float | None:
+    """The RFC 1242 latency figure for the mode; a negative LIFO is never shown as a latency (None)."""
+    value = lifo if rfc1242_latency(mode) == "lifo" else fifo
+    return value if value is None or value >= 0 else None
+
+
 def time_series_fit(samples: list[dict]) -> dict:
     """Latency trend within one size: one straight line (ns per second), and where the data show a
     ramp and then a plateau (a buffer filling, or draining, then steady), each phase on its own."""

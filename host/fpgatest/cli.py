@@ -274,6 +274,7 @@ def cmd_run(args) -> int:
     from rich.table import Table
 
     from fpgatest.measure import SweepPlan, measure_size
+    from fpgatest.output import number_text
     from fpgatest.tester import Stream
 
     vlan, extra = stream_fields(args, args.tx_port, args.rx_port)
@@ -296,8 +297,8 @@ def cmd_run(args) -> int:
 
         def show(row):
             console.print(f"{row['t_start_s'] + row['duration_s']:>10.4f} {row['rx_fps']:>12.1f} "
-                          f"{row['theoretical_fps']:>13.1f} {fmt(row['latency_min_ns']):>9} "
-                          f"{fmt(row['latency_mean_ns']):>9} {fmt(row['latency_max_ns']):>9}")
+                          f"{row['theoretical_fps']:>13.1f} {number_text(row['latency_min_ns']):>9} "
+                          f"{number_text(row['latency_mean_ns']):>9} {number_text(row['latency_max_ns']):>9}")
 
         record, _ = measure_size(t, plan, stream, None, on_sample=show)
     table = Table(title="result")
@@ -307,13 +308,10 @@ def cmd_run(args) -> int:
     table.add_row(*(str(fr[k]) for k in ("tx", "rx", "lost", "reordered", "duplicate", "foreign", "fcs_errors")))
     console.print(table)
     lat = record["latency_ns"]
-    console.print(f"latency min {fmt(lat['min'])} / mean {fmt(lat['mean'])} / max {fmt(lat['max'])} ns, "
-                  f"stdev {fmt(lat['stdev'])} ns; drop rate {100 * record['drop_rate']:.4f} %")
+    console.print(f"latency min {number_text(lat['min'])} / mean {number_text(lat['mean'])} / "
+                  f"max {number_text(lat['max'])} ns, stdev {number_text(lat['stdev'])} ns; "
+                  f"drop rate {100 * record['drop_rate']:.4f} %")
     return 0
-
-
-def fmt(v) -> str:
-    return "-" if v is None else f"{v:.1f}"
 
 
 def durations(args) -> tuple[float, float]:

@@ -6,6 +6,8 @@ import json
 import os
 from pathlib import Path
 
+from fpgatest.analysis import rfc1242_value
+
 SAMPLE_COLUMNS = [
     "size_bytes", "interval", "t_start_s", "duration_s", "tx_frames", "rx_frames", "rx_fps",
     "theoretical_fps", "lat_count", "latency_min_ns", "latency_mean_ns", "latency_max_ns", "latency_stdev_ns",
@@ -86,11 +88,13 @@ def percentile_text(q: dict) -> str:
     return "-" if q.get("high_ns") is None else f"< {q['high_ns']:.1f}"
 
 
-def markdown_table(summary: dict) -> str:
-    def f(v, spec=".1f"):
-        return "-" if v is None else format(v, spec)
+def number_text(v, spec: str = ".1f") -> str:
+    """A figure for a table: '-' where there is none."""
+    return "-" if v is None else format(v, spec)
 
-    store_forward = summary["fit"]["mode"] == "store-and-forward"
+
+def markdown_table(summary: dict) -> str:
+    f = number_text
     lines = ["| size (B) | tx frames | rx frames | lost | reordered | dup | drop % | drop % (vs line rate) | "
              "min FIFO (ns) | mean FIFO (ns) | max FIFO (ns) | stdev (ns) | RFC 1242 mean (ns) | trend (ns/s) | "
              "jitter mean / max (ns) |",
@@ -98,9 +102,7 @@ def markdown_table(summary: dict) -> str:
     for s in summary["sizes"]:
         lat = s["latency_ns"]
         fr = s["frames"]
-        # RFC 1242: LIFO for a store-and-forward device, FIFO otherwise; a negative LIFO is never shown
-        lifo = s["latency_lifo_ns"]["mean"]
-        rfc = (lifo if lifo is not None and lifo >= 0 else None) if store_forward else lat["mean"]
+        rfc = rfc1242_value(summary["fit"]["mode"], lat["mean"], s["latency_lifo_ns"]["mean"])
         lines.append(
             f"| {s['size_bytes']} | {fr['tx']} | {fr['rx']} | {fr['lost']} | {fr['reordered']} | {fr['duplicate']} | "
             f"{f(100 * s['drop_rate'], '.3f')} | {f(100 * s['drop_rate_vs_theoretical'], '.3f')} | "

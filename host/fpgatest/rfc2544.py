@@ -11,10 +11,11 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fpgatest.analysis import BYTE_NS, forwarding_mode, linear_fit, percentiles, rfc1242_latency, theoretical_fps
+from fpgatest.analysis import (BYTE_NS, forwarding_mode, linear_fit, percentiles, rfc1242_latency, rfc1242_value,
+                               theoretical_fps)
 from fpgatest.driver import TICK_NS
 from fpgatest.measure import drain, frames_lost
-from fpgatest.output import percentile_text, write_json_atomic
+from fpgatest.output import number_text, percentile_text, write_json_atomic
 from fpgatest.tester import MIN_IFG, SettingError, Stream, Tester, lat_ns
 
 TESTS = ("throughput", "latency", "loss", "back-to-back")
@@ -351,16 +352,11 @@ def finish(results: dict) -> dict:
         for r in rows:
             r["mode"] = mode
             r["rfc1242"] = rfc1242_latency(mode)
-            value = r.get(f"{r['rfc1242']}_ns")
-            r["rfc1242_ns"] = value if value is not None and value >= 0 else None
+            r["rfc1242_ns"] = rfc1242_value(mode, r.get("fifo_ns"), r.get("lifo_ns"))
     return results
 
 
 # ---- report ----------------------------------------------------------------------------------------
-
-def _f(v, spec=".1f") -> str:
-    return "-" if v is None else format(v, spec)
-
 
 def _dir(r: dict) -> str:
     return f"{r['tx_port']}→{r['rx_port']}"
@@ -368,6 +364,7 @@ def _dir(r: dict) -> str:
 
 def tables(results: dict) -> str:
     """The RFC 2544 section 26 report tables, Markdown."""
+    f = number_text
     meta = results["meta"]
     lines = [f"RFC 2544 on {meta['target']}, {meta['proto']}: {meta['trial_note']}", ""]
     if results["throughput"]:
@@ -379,8 +376,8 @@ def tables(results: dict) -> str:
                   "| path | size (B) | throughput (% line) | failed at (%) | frames/s | Mb/s (frame bits) | "
                   "line rate (frames/s) | trials |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
         for r in results["throughput"]:
-            lines.append(f"| {_dir(r)} | {r['size_bytes']} | {_f(r['throughput_percent'], '.3f')} | "
-                         f"{_f(r['failed_at_percent'], '.3f')} | {_f(r['frames_per_s'], '.0f')} | {_f(r['mbps'], '.1f')} | "
+            lines.append(f"| {_dir(r)} | {r['size_bytes']} | {f(r['throughput_percent'], '.3f')} | "
+                         f"{f(r['failed_at_percent'], '.3f')} | {f(r['frames_per_s'], '.0f')} | {f(r['mbps'], '.1f')} | "
                          f"{theoretical_fps(r['size_bytes'], MIN_IFG):.0f} | {r['trials']} |")
         lines.append("")
     if results["latency"]:
@@ -392,10 +389,10 @@ def tables(results: dict) -> str:
                   "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
         for r in results["latency"]:
             lifo = r.get("lifo_ns")
-            lines.append(f"| {_dir(r)} | {r['size_bytes']} | {_f(r['rate_percent'], '.3f')} | {_f(r['fifo_ns'])} | "
-                         f"{_f(lifo if lifo is not None and lifo >= 0 else None)} | {_f(r.get('rfc1242_ns'))} | "
-                         f"{_f(r.get('trial_stdev_ns'))} | {_f(r.get('min_ns'))} | {_f(r.get('max_ns'))} | "
-                         f"{_f(r.get('jitter_mean_ns'), '.2f')} / {_f(r.get('jitter_max_ns'))} | "
+            lines.append(f"| {_dir(r)} | {r['size_bytes']} | {f(r['rate_percent'], '.3f')} | {f(r['fifo_ns'])} | "
+                         f"{f(lifo if lifo is not None and lifo >= 0 else None)} | {f(r.get('rfc1242_ns'))} | "
+                         f"{f(r.get('trial_stdev_ns'))} | {f(r.get('min_ns'))} | {f(r.get('max_ns'))} | "
+                         f"{f(r.get('jitter_mean_ns'), '.2f')} / {f(r.get('jitter_max_ns'))} | "
                          f"{r.get('frames', 0)} | {r['trials']} | {r.get('mode', '-')} |")
         with_pct = [r for r in results["latency"] if r.get("percentiles")]
         if with_pct:
