@@ -26,7 +26,7 @@ from litex.gen import LiteXModule
 from litex.soc.cores.uart import RS232PHYModel
 from litex.soc.integration.builder import Builder
 
-from litex_soc.dut_model import add_switch_model, gmii_signals
+from litex_soc.dut_model import MODEL_SOURCES, add_switch_model, gmii_signals
 from litex_soc.soc import FPGATestSoC
 from litex_soc.tester import ROOT, add_tester
 
@@ -83,7 +83,7 @@ class TwinSoC(FPGATestSoC):
             port["rx_clk"] = Signal()
             port["rx_rst"] = Signal()
             self.comb += [port["rx_clk"].eq(self.crg.cd_tester.clk), port["rx_rst"].eq(self.crg.cd_tester.rst)]
-        add_tester(self, ports, target="generic", build_extra="twin")
+        add_tester(self, ports, target="generic", build_extra="twin", model_sources=MODEL_SOURCES)
         add_switch_model(self, ports[0], ports[1])
 
 

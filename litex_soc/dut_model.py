@@ -1,5 +1,8 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""LiteX integration of the simulated device under test (twin only): two switch paths with their CSRs."""
+"""LiteX integration of the simulated device under test (twin only): switch paths with their CSRs.
+
+Port 0 -> port 1 goes through two hops in series, dut_ab then dut_ab2 (a wire until enabled: a path
+of two links with different rates); port 1 -> port 0 through dut_ba."""
 
 from migen import ClockSignal, Instance, ResetSignal, Signal
 
@@ -10,33 +13,40 @@ from litex_soc.tester import ROOT
 from litex_soc.verilog_ports import module_ports
 
 MODEL = ROOT / "sim" / "models" / "dut_switch_path.v"
+# what shapes the twin beyond the tester (its build id): this file and the model
+MODEL_SOURCES = (MODEL, ROOT / "litex_soc" / "dut_model.py")
 
 Q16 = 1 << 16
 # a plain gigabit store-and-forward switch: 1 us processing, 8 ns/byte, 1 Gb/s egress, 512 KiB
 # buffer shared... per direction 128 KiB, 9216-byte jumbo limit, no cables
 MODEL_DEFAULTS = {
+    "cfg_enable":       1,
     "cfg_cut_through":  0,
     "cfg_dither":       0,
     "cfg_latency":      125 * Q16,
     "cfg_per_byte":     Q16,
-    "cfg_pace":         Q16,
+    "cfg_pace":         1 << 32,
     "cfg_buffer_bytes": 128 * 1024,
     "cfg_max_frame":    9216,
     "cfg_cable_in":     0,
     "cfg_cable_out":    0,
+    "cfg_cross_mode":   0,
+    "cfg_cross_period": 1000 * Q16,
+    "cfg_cross_size":   1518,
 }
 
 
 class SwitchPath(LiteXModule):
     """One direction of the switch model; every cfg_* a CSRStorage, every stat_* a CSRStatus."""
 
-    def __init__(self, gmii_in, gmii_out):
+    def __init__(self, gmii_in, gmii_out, enable=1):
         params = dict(i_clk=ClockSignal("tester"), i_rst=ResetSignal("tester"),
                       i_in_d=gmii_in["data"], i_in_en=gmii_in["en"],
                       o_out_d=gmii_out["data"], o_out_en=gmii_out["dv"])
         for p in module_ports(MODEL):
             if p.name.startswith("cfg_"):
-                csr = CSRStorage(p.width, name=p.name, reset=MODEL_DEFAULTS[p.name], description=p.description)
+                reset = enable if p.name == "cfg_enable" else MODEL_DEFAULTS[p.name]
+                csr = CSRStorage(p.width, name=p.name, reset=reset, description=p.description)
                 setattr(self, p.name, csr)
                 params["i_" + p.name] = csr.storage
             elif p.name.startswith("stat_"):
@@ -52,7 +62,11 @@ def gmii_signals():
 
 
 def add_switch_model(soc, port_a: dict, port_b: dict) -> None:
-    """Join two tester ports through the model: a.tx -> path ab -> b.rx and b.tx -> path ba -> a.rx."""
+    """Join two tester ports through the model: a.tx -> path ab -> path ab2 (a wire by default) -> b.rx
+    and b.tx -> path ba -> a.rx."""
     soc.platform.add_source(str(MODEL))
-    soc.add_module("dut_ab", SwitchPath(port_a["tx"], port_b["rx"]))
+    middle = {"data": Signal(8), "en": Signal(), "dv": Signal()}
+    soc.comb += middle["en"].eq(middle["dv"])
+    soc.add_module("dut_ab", SwitchPath(port_a["tx"], middle))
+    soc.add_module("dut_ab2", SwitchPath(middle, port_b["rx"], enable=0))
     soc.add_module("dut_ba", SwitchPath(port_b["tx"], port_a["rx"]))

@@ -61,11 +61,17 @@ def rtl_sources(target: str) -> list[Path]:
     return sorted(RTL.glob("*.v")) + sorted((RTL / target).glob("*.v"))
 
 
-def gateware_id(extra: str = "") -> int:
-    """32-bit identity of the gateware and its register map: a hash of every source that shapes them."""
+# sources that shape only the twin (its simulated device under test): part of the twin's identity,
+# not the board's, so a change to the model leaves the board's bitstream as it is
+TWIN_ONLY = ("litex_soc/dut_model.py",)
+
+
+def gateware_id(extra: str = "", model_sources: tuple = ()) -> int:
+    """32-bit identity of the gateware and its register map: a hash of every source that shapes them
+    (the cores, the LiteX integration and, for the twin, the device model's sources)."""
     h = hashlib.sha256(extra.encode())
-    for path in sorted(list(RTL.rglob("*.v")) + list((ROOT / "litex_soc").glob("*.py"))
-                       + list((ROOT / "sim" / "models").glob("*.v"))):
+    shared = [p for p in (ROOT / "litex_soc").glob("*.py") if str(p.relative_to(ROOT)) not in TWIN_ONLY]
+    for path in sorted(list(RTL.rglob("*.v")) + shared + [Path(p) for p in model_sources]):
         h.update(str(path.relative_to(ROOT)).encode())
         h.update(path.read_bytes())
     return int.from_bytes(h.digest()[:4], "big")
@@ -239,17 +245,20 @@ def contract_constants() -> dict[str, int]:
     return out
 
 
-def add_tester(soc, phys_gmii: list, target: str, build_extra: str = "", directions: list | None = None) -> Tester:
+def add_tester(soc, phys_gmii: list, target: str, build_extra: str = "", directions: list | None = None,
+               model_sources: tuple = ()) -> Tester:
     """Add the tester with one port per entry of phys_gmii: dicts with tx/rx GMII signals and RX clock.
 
     target: which primitive wrappers to build with ("ecp5" on the board, "generic" in the twin).
+
+    model_sources: the sources of a simulated device joined to the ports (twin), for the build id.
 
     directions: per port (with_tx, with_rx); default both. A device too small for two full-duplex
     ports can build port 0 as a generator and port 1 as a receiver; the register map is the same.
     """
     directions = directions or [(True, True)] * len(phys_gmii)
     n = len(phys_gmii)
-    build_id = gateware_id(build_extra + repr(directions))
+    build_id = gateware_id(build_extra + repr(directions), model_sources)
     tester = Tester(build_id, n)
     soc.add_module("tester", tester)
     soc.add_constant("FPGATEST_BUILD_ID", build_id)

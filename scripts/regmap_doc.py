@@ -75,7 +75,8 @@ def render(csr_path: Path) -> str:
             "", "| index | counter | meaning |", "|---:|---|---|"]
     for i, (name, meaning) in enumerate(counter_names(ROOT / "rtl" / "fpgatest_port.v")):
         out.append(f"| {i} | `{name}` | {meaning} |")
-    out += ["", "## Simulated device under test (twin only: `dut_ab` = port 0 → 1, `dut_ba` = back)", "",
+    out += ["", "## Simulated device under test (twin only: `dut_ab` = port 0 → 1, then `dut_ab2` (its second "
+            "hop, a wire until `cfg_enable`), `dut_ba` = back; the same registers in each)", "",
             "| register | words | access | meaning |", "|---|---:|---|---|"]
     for name, r in regs.items():
         if name.startswith("dut_ab_"):

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""fpgatest command line: info, run, sweep, rfc2544, calibrate, dut, report. The default target is the digital twin."""
+"""fpgatest command line: info, run, sweep, rfc2544, owd, pairs, calibrate, dut, report. The default target is the
+digital twin."""
 
 import argparse
 import contextlib
@@ -204,10 +205,11 @@ def load_calibration(tester, args) -> dict | None:
 MAX_MODEL_NS = 524_280.0
 DUT_KEYS = {
     "latency_ns": (float, 0.0, MAX_MODEL_NS), "per_byte_ns": (float, 0.0, MAX_MODEL_NS),
-    "rate_mbps": (float, 0.001, 1000.0), "ppm": (float, -1000.0, 1000.0),
+    "rate_mbps": (float, 0.016, 1000.0), "ppm": (float, -1000.0, 1000.0),
     "buffer_bytes": (int, 1, 1 << 18), "max_frame": (int, 64, 16383),
     "cable_in_ns": (float, 0.0, MAX_MODEL_NS), "cable_out_ns": (float, 0.0, MAX_MODEL_NS),
-    "cut_through": (int, 0, 1), "dither": (int, 0, 1),
+    "cut_through": (int, 0, 1), "dither": (int, 0, 1), "enable": (int, 0, 1),
+    "cross_mbps": (float, 0.0, 1000.0), "cross_size": (int, 64, 16383), "cross_random": (int, 0, 1),
 }
 
 
@@ -262,10 +264,15 @@ def cmd_info(args) -> int:
         if t.has_dut_model:
             for path in t.dut_paths():
                 d = t.dut_get(path)
+                if not d["enable"]:
+                    print(f"dut {path}: a wire (enable=0)")
+                    continue
+                cross = (f", cross traffic {d['cross_mbps']:.3f} Mb/s of {d['cross_size']} B frames "
+                         f"({'Poisson' if d['cross_random'] else 'constant'})" if d["cross_mbps"] else "")
                 print(f"dut {path}: {'cut-through' if d['cut_through'] else 'store-and-forward'}, "
-                      f"latency {d['latency_ns']:.1f} ns, {d['per_byte_ns']:.3f} ns/B, {d['rate_mbps']:.1f} Mb/s, "
+                      f"latency {d['latency_ns']:.1f} ns, {d['per_byte_ns']:.3f} ns/B, {d['rate_mbps']:.6g} Mb/s, "
                       f"buffer {d['buffer_bytes']} B, max frame {d['max_frame']} B, cables "
-                      f"{d['cable_in_ns']:.1f}/{d['cable_out_ns']:.1f} ns")
+                      f"{d['cable_in_ns']:.1f}/{d['cable_out_ns']:.1f} ns{cross}")
     return 0
 
 
@@ -450,6 +457,138 @@ def cmd_rfc2544(args) -> int:
     return 0
 
 
+PROBE_DRAIN_S = {"twin": 0.0002, "board": 0.01}
+
+
+def _results_dir(args, name: str, marker: str) -> Path:
+    out = Path(args.out) if args.out else ROOT / "build" / "results" / time.strftime(f"{name}-%Y%m%d-%H%M%S")
+    check_writable(out, "directory")
+    if (out / marker).exists():
+        raise UserError(f"{out} already holds results; choose another --out")
+    return out
+
+
+def _probe_session(args, out: Path, meta: dict, body) -> int:
+    """Open the tester, set it up as every measuring command does, mark run.json stopped until the end,
+    run body(tester) and keep what was measured when stopped."""
+    from fpgatest.output import write_json_atomic
+
+    with open_tester(args) as t:
+        check_ports(t, args)
+        check_links(t, args, [args.tx_port, args.rx_port])
+        load_calibration(t, args)
+        apply_dut(t, args)
+        meta.update({"target": "the twin" if is_twin(args) else args.url, "build_id": t.dev.map.build_id,
+                     "calibration": t.calibration(), "time_unix": time.time()})
+        if t.has_dut_model:
+            meta["dut"] = {p: t.dut_get(p) for p in t.dut_paths()}
+        out.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(out / "run.json", {**meta, "stopped": True})
+        try:
+            body(t)
+        except KeyboardInterrupt as stopped:
+            print(f"fpgatest: interrupted; what was measured is kept in {out}", file=sys.stderr)
+            return stopped_status(stopped)
+    write_json_atomic(out / "run.json", meta)
+    return 0
+
+
+def cmd_owd(args) -> int:
+    from dataclasses import asdict
+
+    from fpgatest.measure import parse_sizes
+    from fpgatest.probes import OwdPlan, owd, owd_plot, owd_report, random_sizes
+    from fpgatest.tester import min_size
+
+    vlan, extra = stream_fields(args, args.tx_port, args.rx_port)
+    low = min_size(args.proto, vlan is not None)
+    if args.sizes:
+        sizes = parse_sizes(args.sizes, low)
+    else:
+        if args.max_size < low:
+            raise UserError(f"--max-size {args.max_size} below the smallest {args.proto} probe ({low} bytes)")
+        sizes = random_sizes(args.random, low, args.max_size, args.seed)
+    drain_s = args.drain if args.drain is not None else PROBE_DRAIN_S["twin" if is_twin(args) else "board"]
+    plan = OwdPlan(args.proto, sizes, probes=args.probes, spacing_us=args.spacing_us, drain_s=drain_s, vlan=vlan,
+                   extra=extra)
+    plan.check()
+    alpha = None
+    if args.alpha_from:
+        alpha = _alpha_from(Path(args.alpha_from))
+    out = _results_dir(args, "owd", "probes.csv")
+    results = {}
+
+    def body(t):
+        def show(row):
+            print(f"fpgatest: {row['size_bytes']} B: {row['received']}/{row['probes']} probes, min one-way delay "
+                  f"{row['owd_min_ns'] if row['owd_min_ns'] is not None else '—'} ns", file=sys.stderr)
+        results.update(owd(t, plan, args.tx_port, args.rx_port, out, alpha, on_size=show))
+
+    status = _probe_session(args, out, {"command": "owd", "proto": args.proto, "plan": asdict(plan)}, body)
+    if status:
+        return status
+    report = owd_report(results)
+    (out / "report.md").write_text(report)
+    owd_plot(out, results)
+    print(report)
+    print(f"results: {out}")
+    return 0
+
+
+def _alpha_from(path: Path) -> dict:
+    """The fit of an earlier owd run over a cable (or any reference path): its slope is alpha."""
+    try:
+        fit = json.loads((path / "results.json").read_text())["fit"]
+        alpha = {k: fit[k] for k in ("slope_ns_per_byte", "slope_se", "slope_resolution")}
+        if not isinstance(alpha["slope_ns_per_byte"], (int, float)) or not math.isfinite(alpha["slope_ns_per_byte"]):
+            raise ValueError("it has no slope")
+        if alpha["slope_se"] is not None and not isinstance(alpha["slope_se"], (int, float)):
+            raise ValueError("slope_se is not a number")
+        if not isinstance(alpha["slope_resolution"], (int, float)) or not math.isfinite(alpha["slope_resolution"]):
+            raise ValueError("slope_resolution is not a number")
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise UserError(f"--alpha-from {path}: not an owd results directory ({err})") from None
+    return {**alpha, "from": str(path)}
+
+
+def cmd_pairs(args) -> int:
+    from dataclasses import asdict
+
+    from fpgatest.probes import PairsPlan, pairs, pairs_plot, pairs_report
+    from fpgatest.tester import min_size
+
+    vlan, extra = stream_fields(args, args.tx_port, args.rx_port)
+    low = min_size(args.proto, vlan is not None)
+    for flag, size in (("--size", args.size), ("--capacity-size", args.capacity_size)):
+        if size < low:
+            raise UserError(f"{flag} {size} below the smallest {args.proto} frame ({low} bytes)")
+    drain_s = args.drain if args.drain is not None else PROBE_DRAIN_S["twin" if is_twin(args) else "board"]
+    plan = PairsPlan(args.proto, size=args.size, capacity_size=args.capacity_size, pairs=args.pairs,
+                     pair_spacing_us=args.spacing_us, window=args.window, probe_load=args.probe_load,
+                     drain_s=drain_s, vlan=vlan, extra=extra)
+    plan.check()
+    tcp = {"rtt_s": args.rtt_ms / 1000 if args.rtt_ms is not None else None, "window_bytes": args.window_bytes,
+           "mss_bytes": args.mss, "acked_per_ack": args.acked_per_ack, "rto_s": args.rto_ms / 1000}
+    if tcp["window_bytes"] < tcp["mss_bytes"]:
+        raise UserError(f"--window-bytes {args.window_bytes} below one --mss ({args.mss} bytes)")
+    out = _results_dir(args, "pairs", "pairs.csv")
+    results = {}
+
+    def body(t):
+        results.update(pairs(t, plan, args.tx_port, args.rx_port, out, tcp))
+
+    status = _probe_session(args, out, {"command": "pairs", "proto": args.proto, "plan": asdict(plan), "tcp": tcp},
+                            body)
+    if status:
+        return status
+    report = pairs_report(results)
+    (out / "report.md").write_text(report)
+    pairs_plot(out, results)
+    print(report)
+    print(f"results: {out}")
+    return 0
+
+
 def _samples(out: Path) -> list[dict]:
     from fpgatest.output import load
 
@@ -554,8 +693,9 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("--dut", action="append", metavar="KEY=VALUE",
                         help="twin only: set the switch model first, e.g. latency_ns=2000, rate_mbps=500, "
                              "buffer_bytes=16384, cut_through=1 (repeatable)")
-    common.add_argument("--dut-path", default="ab", choices=["ab", "ba", "both"],
-                        help="which direction of the switch model --dut sets (ab = port 0 -> 1)")
+    common.add_argument("--dut-path", default="ab", choices=["ab", "ab2", "ba", "both"],
+                        help="which path of the switch model --dut sets (ab = port 0 -> 1, ab2 = its second "
+                             "hop, a wire until enable=1; ba = back; both = ab and ba)")
     sub = p.add_subparsers(dest="command", required=True)
 
     s = sub.add_parser("info", parents=[common], formatter_class=fmt_cls,
@@ -635,6 +775,51 @@ def build_parser() -> argparse.ArgumentParser:
                    help="frames sent from the receiving port before a size's trials (address learning)")
     s.add_argument("--out", default=None, help="results directory (default build/results/rfc2544-TEST-TIME)")
     s.set_defaults(func=cmd_rfc2544)
+
+    probe_opts = Parser(add_help=False, parents=[frame_opts])
+    probe_opts.add_argument("--spacing-us", type=bounded(float, 1.0, 30_000_000.0, unit=" us"), default=100.0,
+                            help="probe (or pair) spacing, preamble to preamble, in microseconds: long enough "
+                                 "for the path to empty between probes")
+    probe_opts.add_argument("--drain", type=bounded(float, 0.0, MAX_DURATION_S, low_open=True, unit=" s"), default=None,
+                            help=f"seconds to wait for late frames after a run (default {PROBE_DRAIN_S['board']:g} on "
+                                 f"a board, {PROBE_DRAIN_S['twin']:g} simulated on the twin)")
+    probe_opts.add_argument("--out", default=None, help="results directory (default build/results/COMMAND-TIME)")
+
+    s = sub.add_parser("owd", parents=[common, probe_opts], formatter_class=fmt_cls,
+                       help="bandwidth from the one-way delay over probe size (one-packet method, seed 000)")
+    s.add_argument("--sizes", default=None, help="probe sizes 64,128,... | START:STOP:STEP (default: --random)")
+    s.add_argument("--random", type=bounded(int, 2, 10_000), default=16,
+                   help="this many distinct random sizes up to --max-size, in random order (default 16)")
+    s.add_argument("--max-size", type=bounded(int, 64, 16383, unit=" bytes"), default=1518,
+                   help="largest random probe size (default 1518)")
+    s.add_argument("--seed", type=bounded(int, 0, MAX_U32), default=1, help="seed of the random sizes")
+    s.add_argument("--probes", type=bounded(int, 1, 512), default=10, help="probes per size (the minimum is kept)")
+    s.add_argument("--alpha-from", default=None, metavar="DIR",
+                   help="an owd results directory of a cable-only run: its slope (the tester's own delay "
+                        "increase rate, alpha) is removed")
+    s.set_defaults(func=cmd_owd)
+
+    s = sub.add_parser("pairs", parents=[common, probe_opts], formatter_class=fmt_cls,
+                       help="bottleneck capacity and utilisation from packet pairs, and the TCP model (seed 001)")
+    s.add_argument("--size", type=bounded(int, 64, 16383, unit=" bytes"), default=1518,
+                   help="utilisation probe size (default 1518: a long probe samples more cross traffic)")
+    s.add_argument("--capacity-size", type=bounded(int, 64, 16383, unit=" bytes"), default=64,
+                   help="capacity probe size (default 64: a short pair is rarely split by cross traffic)")
+    s.add_argument("--pairs", type=bounded(int, 1, 256), default=200, help="pairs per phase (at most 256)")
+    s.add_argument("--window", type=bounded(float, 0.0, 1.0, low_open=True), default=0.95,
+                   help="utilisation pairs: input spacing as a fraction of one probe's time on the bottleneck")
+    s.add_argument("--probe-load", type=bounded(float, 0.0, 0.5, low_open=True), default=0.1,
+                   help="utilisation pairs take at most this share of the bottleneck (they are spaced further apart "
+                        "than --spacing-us when needed)")
+    s.add_argument("--rtt-ms", type=bounded(float, 0.0, 100_000.0, low_open=True, unit=" ms"), default=None,
+                   help="RTT for the TCP model (default: measured, one-way there and back)")
+    s.add_argument("--window-bytes", type=bounded(int, 1, 1 << 30, unit=" bytes"), default=65535,
+                   help="TCP receive window (the socket buffer) for the model")
+    s.add_argument("--mss", type=bounded(int, 1, 65535, unit=" bytes"), default=1460, help="TCP segment size")
+    s.add_argument("--acked-per-ack", type=bounded(int, 1, 64), default=2, help="segments acknowledged per ACK (b)")
+    s.add_argument("--rto-ms", type=bounded(float, 0.0, 100_000.0, low_open=True, unit=" ms"), default=200.0,
+                   help="TCP retransmission timeout T0 for the model")
+    s.set_defaults(func=cmd_pairs)
 
     s = sub.add_parser("calibrate", parents=[common], formatter_class=fmt_cls,
                        help="fit delay = a*L + b over cables of known length and write the calibration")

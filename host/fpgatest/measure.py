@@ -295,14 +295,18 @@ def calibrate(tester: Tester, lengths_m: list[float], frames: int, ask=None) -> 
     # what this changes is put back whatever happens: the calibration registers (the caller writes
     # the result: apply_calibration), the switch model on the twin; a failure stops the generator
     saved = tester.calibration()
-    saved_dut = tester.dut_registers("ab") if twin else None
+    hops = [p for p in tester.dut_paths() if p.startswith("ab")] if twin else []   # port 0 -> 1: ab, ab2
+    saved_dut = {p: tester.dut_registers(p) for p in hops}
     tester.set_calibration(0, [0] * tester.n_ports)
     points = []
     try:
         for length in lengths_m:
             if twin:
-                tester.dut_set("ab", cut_through=True, latency_ns=TWIN_PHY_NS, per_byte_ns=0, rate_mbps=1000,
-                               cable_in_ns=TWIN_CABLE_NS_PER_M * length, cable_out_ns=0, dither=True)
+                tester.dut_set("ab", enable=True, cut_through=True, latency_ns=TWIN_PHY_NS, per_byte_ns=0,
+                               rate_mbps=1000, cable_in_ns=TWIN_CABLE_NS_PER_M * length, cable_out_ns=0,
+                               dither=True, cross_mbps=0)
+                for hop in hops[1:]:
+                    tester.dut_set(hop, enable=False)
             elif ask:
                 ask(length)
             points.append((length, measure_cable(tester, frames)))
@@ -311,8 +315,8 @@ def calibrate(tester: Tester, lengths_m: list[float], frames: int, ask=None) -> 
         raise
     finally:
         tester.set_calibration(saved["internal_ns"], saved["cables_ns"])
-        if twin:
-            tester.dut_restore(saved_dut)
+        for regs in saved_dut.values():
+            tester.dut_restore(regs)
     fit = linear_fit([p[0] for p in points], [p[1] for p in points])
     slope = fit["slope"]
     return {

@@ -15,6 +15,8 @@ MAX_GAP = (1 << 32) - 1  # cfg_ifg and cfg_burst_gap are 32-bit
 SIG_LEN = 18
 HIST_BINS = 64
 Q16 = 1 << 16
+Q32 = 1 << 32
+PPM_LIMIT = 1000   # the switch model's clock offset, both signs (its pace register reaches 1953 ppm fast)
 
 GEN_ERRORS = {"err_size": "frame size out of range for this protocol", "err_ifg": "IFG below 12 bytes",
               "err_burst_gap": "burst gap below 12 bytes", "err_frac": "fractional gap numerator >= denominator",
@@ -315,16 +317,21 @@ class Tester:
         return "dut_ab_cfg_latency" in self.dev.map
 
     def dut_paths(self) -> list[str]:
+        """The switch model's paths: 'ab' (port 0 -> 1), 'ab2' (its second hop, where built), 'ba' (back)."""
         if not self.has_dut_model:
             raise MapError("this register map has no DUT model: dut settings exist on the twin only")
-        return ["ab", "ba"]
+        return [p for p in ("ab", "ab2", "ba") if f"dut_{p}_cfg_latency" in self.dev.map]
 
-    def dut_set(self, path: str, *, latency_ns=None, per_byte_ns=None, rate_mbps=None, ppm=None,
+    def dut_set(self, path: str, *, enable=None, latency_ns=None, per_byte_ns=None, rate_mbps=None, ppm=None,
                 buffer_bytes=None, max_frame=None, cable_in_ns=None, cable_out_ns=None, cut_through=None,
-                dither=None):
-        """Set one direction of the switch model ('ab' = port 0 -> port 1, 'ba' = back)."""
+                dither=None, cross_mbps=None, cross_size=None, cross_random=None):
+        """Set one path of the switch model ('ab' = port 0 -> port 1, 'ab2' its second hop, 'ba' = back).
+
+        Cross traffic: cross_mbps of frames of cross_size bytes (line rate: preamble and gap
+        included) join the path's egress queue, evenly spaced or (cross_random) Poisson; 0 = none.
+        """
         if path not in self.dut_paths():
-            raise SettingError(f"unknown DUT path {path!r} (ab or ba)")
+            raise SettingError(f"unknown DUT path {path!r} ({', '.join(self.dut_paths())})")
         head = f"dut_{path}_cfg_"
 
         def q16(ns, what):
@@ -334,6 +341,8 @@ class Tester:
             return value
 
         regs = {}
+        if enable is not None:
+            regs["enable"] = int(bool(enable))
         if latency_ns is not None:
             regs["latency"] = q16(latency_ns, "latency")
         if per_byte_ns is not None:
@@ -342,9 +351,12 @@ class Tester:
             rate = 1000.0 if rate_mbps is None else rate_mbps
             if not 0 < rate <= 1000:
                 raise SettingError(f"egress rate {rate} Mb/s out of range (0, 1000]")
-            # the DUT's byte time: line rate scaled by its rate limit and its clock offset
-            pace = Q16 * 1000.0 / rate / (1 + (ppm or 0) * 1e-6)
-            regs["pace"] = max(Q16, round(pace))
+            if not -PPM_LIMIT <= (ppm or 0) <= PPM_LIMIT:
+                raise SettingError(f"clock offset {ppm} ppm out of range -{PPM_LIMIT}..{PPM_LIMIT}")
+            # the DUT's byte time in ticks * 2^32: line rate scaled by its rate limit and clock offset
+            regs["pace"] = round(Q32 * 1000.0 / rate / (1 + (ppm or 0) * 1e-6))
+            if regs["pace"] >= 1 << 48:
+                raise SettingError(f"egress rate {rate} Mb/s too low (the model's pace register: > 0.016 Mb/s)")
         if buffer_bytes is not None:
             if not 0 < buffer_bytes <= 1 << 18:
                 raise SettingError(f"buffer {buffer_bytes} bytes out of range 1..{1 << 18}")
@@ -361,6 +373,20 @@ class Tester:
             regs["cut_through"] = int(bool(cut_through))
         if dither is not None:
             regs["dither"] = int(bool(dither))
+        if cross_size is not None:
+            if not 64 <= cross_size <= 16383:
+                raise SettingError(f"cross-traffic frame size {cross_size} out of range 64..16383")
+            regs["cross_size"] = cross_size
+        if cross_mbps is not None or cross_random is not None:
+            size = cross_size if cross_size is not None else self.dev.read(head + "cross_size")
+            mbps = cross_mbps if cross_mbps is not None else self.dut_get(path)["cross_mbps"]
+            if not 0 <= mbps <= 1000:
+                raise SettingError(f"cross traffic {mbps} Mb/s out of range 0..1000")
+            if mbps:
+                # mean time between cross frames: (size + 20) byte times at the cross rate
+                regs["cross_period"] = round((size + 20) * 1000.0 / mbps * Q16)
+            random = cross_random if cross_random is not None else self.dut_get(path)["cross_random"]
+            regs["cross_mode"] = 0 if not mbps else (2 if random else 1)
         for name, value in regs.items():
             self.dev.write(head + name, value)
 
@@ -378,17 +404,24 @@ class Tester:
         names = [n for n in self.dev.map.registers if n.startswith(head)]
         raw = self.dev.read_many(names)
         cfg = {k[len(head):]: v for k, v in raw.items()}
+        mode = cfg["cfg_cross_mode"]
         return {
+            "enable": bool(cfg["cfg_enable"]),
             "cut_through": bool(cfg["cfg_cut_through"]),
             "dither": bool(cfg["cfg_dither"]),
             "latency_ns": cfg["cfg_latency"] / Q16 * TICK_NS,
             "per_byte_ns": cfg["cfg_per_byte"] / Q16 * TICK_NS,
-            "rate_mbps": 1000.0 * Q16 / cfg["cfg_pace"],
+            "rate_mbps": 1000.0 * Q32 / cfg["cfg_pace"],
             "buffer_bytes": cfg["cfg_buffer_bytes"],
             "max_frame": cfg["cfg_max_frame"],
             "cable_in_ns": cfg["cfg_cable_in"] / Q16 * TICK_NS,
             "cable_out_ns": cfg["cfg_cable_out"] / Q16 * TICK_NS,
+            "cross_mbps": (cfg["cfg_cross_size"] + 20) * 1000.0 * Q16 / cfg["cfg_cross_period"] if mode else 0.0,
+            "cross_size": cfg["cfg_cross_size"],
+            "cross_random": mode == 2,
             "frames_in": cfg["stat_frames_in"], "frames_out": cfg["stat_frames_out"],
             "drop_buffer": cfg["stat_drop_buffer"], "drop_size": cfg["stat_drop_size"],
             "buffer_peak": cfg["stat_buffer_peak"],
+            "cross_in": cfg["stat_cross_in"], "cross_out": cfg["stat_cross_out"],
+            "cross_drop": cfg["stat_cross_drop"],
         }

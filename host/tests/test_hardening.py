@@ -36,6 +36,21 @@ def files_under(path):
 # (argv after the subcommand's own options, fragment of the one error line); {out} is a path in tmp
 BAD_INPUT = [
     (["sweep", "--ifg", "4294967296"], "--ifg: 4294967296 out of range 12..4294967295"),
+    (["owd", "--sizes", "64"], "the one-packet method needs at least two probe sizes"),
+    (["owd", "--random", "1"], "--random: 1 out of range 2..10000"),
+    (["owd", "--probes", "513"], "--probes: 513 out of range 1..512"),
+    (["owd", "--spacing-us", "nan"], "--spacing-us: 'nan' is not a finite number"),
+    (["owd", "--max-size", "70", "--random", "20"], "20 distinct sizes asked from 64..70 bytes"),
+    (["owd", "--alpha-from", "{tmp}/none"], "--alpha-from {tmp}/none: not an owd results directory"),
+    (["pairs", "--pairs", "257"], "--pairs: 257 out of range 1..256"),
+    (["pairs", "--window", "0"], "--window: 0 out of range (0, 1]"),
+    (["pairs", "--window-bytes", "100"], "--window-bytes 100 below one --mss (1460 bytes)"),
+    (["pairs", "--proto", "ipv6", "--capacity-size", "64"], "--capacity-size 64 below the smallest ipv6 frame"),
+    (["pairs", "--spacing-us", "1"], "pair spacing 1.0 us too short for 1518-byte pairs"),
+    (["pairs", "--rtt-ms", "inf"], "--rtt-ms: 'inf' is not a finite number"),
+    (["dut", "--dut", "cross_mbps=2000"], "bad --dut 'cross_mbps=2000': 2000 out of range"),
+    (["dut", "--dut", "cross_size=63"], "bad --dut 'cross_size=63': 63 out of range 64..16383"),
+    (["dut", "--dut", "enable=2"], "bad --dut 'enable=2': 2 out of range 0..1"),
     (["sweep", "--ifg", "11"], "--ifg: 11 out of range"),
     (["sweep", "--ifg", "1e3"], "--ifg: '1e3' is not an integer"),
     (["sweep", "--rate", "0"], "--rate: 0 out of range (0, 100]"),
@@ -125,12 +140,12 @@ def test_bad_input_one_line_nothing_written(argv, message, tmp_path, capsys):
     argv = [a.replace("{tmp}", str(work)) for a in argv]
     message = message.replace("{tmp}", str(work))
     full = list(argv)
-    if argv and argv[0] in ("sweep", "run", "info", "dut", "calibrate", "rfc2544"):
+    if argv and argv[0] in ("sweep", "run", "info", "dut", "calibrate", "rfc2544", "owd", "pairs"):
         # a valid map, so that what is refused is the case itself (a fresh clone has no board map)
         csr = tmp_path / "csr.json"
         csr.write_text(json.dumps(GOOD_MAP))
         full += ["--csr", str(csr), "--calibration", "none"] + ([] if "--url" in argv else ["--url", NOWHERE])
-    if argv and argv[0] in ("sweep", "rfc2544") and "--out" not in argv:
+    if argv and argv[0] in ("sweep", "rfc2544", "owd", "pairs") and "--out" not in argv:
         full += ["--out", str(work / "results")]
     refused(full, message, capsys)
     assert files_under(work) == [], "nothing written for refused input"

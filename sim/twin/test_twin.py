@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""The digital twin over TCP + UARTBone: identity, streams through the switch model, exact latency and drops."""
+"""The digital twin over TCP + UARTBone: identity, streams through the switch model, exact latency and drops;
+the model's pacing, second hop and cross traffic against their formulas."""
 
 import json
 import math
@@ -17,8 +18,9 @@ def tester(twin_link):
         t = Tester(dev)
         # a known state: default switch on both paths, no calibration, counters clear
         for path in t.dut_paths():
-            t.dut_set(path, latency_ns=1000, per_byte_ns=8, rate_mbps=1000, buffer_bytes=128 * 1024,
-                      max_frame=9216, cable_in_ns=0, cable_out_ns=0, cut_through=False, dither=False)
+            t.dut_set(path, enable=path != "ab2", latency_ns=1000, per_byte_ns=8, rate_mbps=1000,
+                      buffer_bytes=128 * 1024, max_frame=9216, cable_in_ns=0, cable_out_ns=0, cut_through=False,
+                      dither=False, cross_mbps=0)
         t.set_calibration(0, [0, 0])
         yield t
 
@@ -120,3 +122,73 @@ def test_bad_settings_are_refused(tester):
     with pytest.raises(SettingError, match="frame size out of range"):
         tester.start(0)
     assert not tester.busy(0)
+
+
+def arrival_ticks(t: Tester, stream: Stream) -> list[int]:
+    """RX ticks of every frame of a stream from port 0 to port 1 (the sample FIFO at every frame)."""
+    t.dev.write("port1_cfg_sample_every", 1)
+    try:
+        run(t, 0, stream)
+        return [tick for _, tick, _ in t.samples(1)]
+    finally:
+        t.dev.write("port1_cfg_sample_every", 0)
+
+
+@pytest.mark.parametrize("rate_mbps,ppm", [(1000, -100), (1000, -1000), (500, 100), (500, 1000), (300, 0)])
+def test_egress_pacing_is_exact(tester, rate_mbps, ppm):
+    """A backlogged egress starts frame k at ceil(start + k * (L + 20) * pace) ticks: the fraction of
+    the pace is kept (no tick lost per frame), for clocks slow or fast. The pace register has 32
+    fraction bits, so any rate is set to 2.3e-10 of itself; over 399 gaps the span is exact."""
+    tester.dut_set("ab", rate_mbps=rate_mbps, ppm=ppm)
+    pace = tester.dut_registers("ab")["dut_ab_cfg_pace"]
+    assert abs(pace / 2**32 * rate_mbps / 1000 * (1 + ppm * 1e-6) - 1) < 1e-9
+    size, n = 64, 400
+    ticks = arrival_ticks(tester, Stream(proto="eth", size=size, count=n))
+    assert len(ticks) == n
+    assert ticks[-1] - ticks[0] == math.ceil((n - 1) * (size + 20) * pace / 2**32)
+    gaps = {b - a for a, b in zip(ticks, ticks[1:])}
+    assert gaps <= {math.floor((size + 20) * pace / 2**32), math.ceil((size + 20) * pace / 2**32)}
+
+
+@pytest.mark.parametrize("size", [64, 1518])
+def test_second_hop_adds_its_own_store_and_forward(tester, size):
+    """Port 0 -> 1 through two store-and-forward hops (1000 then 300 Mb/s): one frame's latency is
+    each hop's delay rounded up to a tick in turn; the per-byte times add (8 + 26.67 ns/B)."""
+    tester.dut_set("ab2", enable=True, latency_ns=0, per_byte_ns=80 / 3, rate_mbps=300)
+    s = run(tester, 0, Stream(proto="eth", size=size, count=1))
+    hop1 = math.ceil((1000 + 8 * size) / TICK_NS)
+    per_byte2 = tester.dut_registers("ab2")["dut_ab2_cfg_per_byte"] / 2**16     # ticks per byte, as set
+    hop2 = max(math.ceil(per_byte2 * size), size + 11)                           # the model's floor: L + 11
+    lat = Tester.latency_summary(s["ports"][1])
+    assert s["ports"][1]["test_frames"] == 1
+    assert lat["min"] == (hop1 + hop2) * TICK_NS
+
+
+def test_cross_traffic_constant_and_poisson(tester):
+    """Cross traffic joins the second hop's egress: it arrives at the set rate (constant: one every
+    period, exact to one frame; Poisson: within 4 standard deviations), leaves as foreign frames
+    with a good FCS, and every frame is accounted for (in = out + dropped)."""
+    tester.dut_set("ab2", enable=True, latency_ns=0, per_byte_ns=0, rate_mbps=300)
+    size, mbps = 1518, 100.0
+    period = (size + 20) * 1000 / mbps          # ticks between cross frames at 100 Mb/s (line rate)
+    for random in (False, True):
+        before = tester.dut_get("ab2")            # the model's counters run from power-up; no cross traffic now
+        tester.clear()
+        tester.dut_set("ab2", cross_mbps=mbps, cross_size=size, cross_random=random)
+        t1 = tester.now_ticks(); n1 = tester.dut_get("ab2")["cross_in"]; t2 = tester.now_ticks()
+        tester.wait_ticks(400_000)
+        t3 = tester.now_ticks(); n2 = tester.dut_get("ab2")["cross_in"]; t4 = tester.now_ticks()
+        tester.dut_set("ab2", cross_mbps=0)
+        tester.wait_ticks(20_000)                 # the queue drains
+        got = n2 - n1
+        if random:
+            mean = (t3 + t4 - t1 - t2) / 2 / period
+            assert abs(got - mean) < 4 * math.sqrt(mean) + (t4 - t3 + t2 - t1) / period, (got, mean)
+        else:
+            assert (t3 - t2) / period - 1 <= got <= (t4 - t1) / period + 1, (got, t1, t2, t3, t4)
+        d = tester.dut_get("ab2")
+        rx = tester.snapshot()["ports"][1]
+        assert d["cross_in"] == d["cross_out"] + d["cross_drop"] and d["cross_drop"] == 0
+        assert rx["foreign"] == rx["rx_frames"] == d["cross_out"] - before["cross_out"] > 0
+        assert rx["fcs_errors"] == 0 and rx["runts"] == 0
+        assert rx["rx_bytes"] == rx["foreign"] * size

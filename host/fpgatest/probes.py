@@ -1,0 +1,460 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""The seeds' path methods on the tester's cores, every probe stamped in gateware at 8 ns:
+
+- one-packet bandwidth from one-way delay (seed 000): the minimum one-way delay per probe size, a
+  least-squares line over size, bandwidth from its slope, the sender/receiver "delay increase
+  rate" alpha (ns/bit, eq. 9-10) measured on a cable-only run and removed;
+- packet pairs (seed 001): the bottleneck's capacity from the dispersion of back-to-back pairs, its
+  utilisation from pairs whose spacing the bottleneck sees (eq. 1), and the paper's bottleneck call
+  with the TCP throughput model of Padhye et al. fed with the RTT and loss the tester measured.
+
+A probe run is one generator stream (a size, a gap, bursts of two for pairs) whose every frame the
+receiver's sample FIFO records: sequence number, RX tick and latency. The frame's TX time is its RX
+time minus its latency, so spacings at departure and arrival come from the same two stamps of one
+oscillator; calibration offsets cancel in every spacing.
+"""
+
+import csv
+import math
+import random
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from fpgatest.analysis import linear_fit
+from fpgatest.measure import drain, frames_lost
+from fpgatest.output import write_json_atomic
+from fpgatest.tester import MAX_GAP, MIN_IFG, SettingError, Stream, Tester
+
+TICK_NS = 8.0
+WIRE_OVERHEAD = 20          # preamble 8 + minimum gap 12 bytes: a frame's share of a link at line rate
+TCP_WIRE_OVERHEAD = 40 + 18 + WIRE_OVERHEAD   # a TCP segment's bytes on the wire beyond its MSS (no options)
+
+
+def gap_bytes(size: int, spacing_ns: float) -> int:
+    """IFG (bytes) that puts preambles spacing_ns apart: at least the minimum gap."""
+    ifg = round(spacing_ns / TICK_NS) - size - 8
+    if ifg > MAX_GAP:
+        raise SettingError(f"a spacing of {spacing_ns / 1000:g} us is beyond the generator's gap")
+    return max(MIN_IFG, ifg)
+
+
+def probe_run(t: Tester, tx: int, rx: int, stream: Stream, drain_s: float) -> tuple[dict, list[dict]]:
+    """Send one stream and record every frame on rx: (receiver's counters, records oldest first), each
+    record {seq, rx_ns, owd_ns, tx_ns} with tx_ns = rx_ns - owd_ns (the departure time, up to the
+    calibration's constant offset)."""
+    depth = int(t.dev.map.constants["fpgatest_sample_depth"])
+    if not 0 < stream.count <= depth:
+        raise SettingError(f"{stream.count} probes in one run: the sample FIFO holds {depth}")
+    t.clear()
+    t.dev.write(f"port{rx}_cfg_sample_every", 1)
+    try:
+        t.configure(tx, stream)
+        t.start(tx)
+        try:
+            t.wait_idle(tx, timeout_s=60.0)
+        except BaseException:
+            t.stop(tx)
+            raise
+        snap = drain(t, rx, drain_s)
+        samples = t.samples(rx, limit=depth + 1)
+    finally:
+        t.dev.write(f"port{rx}_cfg_sample_every", 0)
+    p_rx = snap["ports"][rx]
+    sent = snap["ports"][tx]["tx_frames"]
+    counters = {"sent": sent, "lost": frames_lost(p_rx, stream.seq_start, sent),
+                "sample_dropped": p_rx["sample_dropped"]}
+    records = [{"seq": seq - stream.seq_start, "rx_ns": tick * TICK_NS, "owd_ns": owd,
+                "tx_ns": tick * TICK_NS - owd} for seq, tick, owd in samples]
+    return counters, records
+
+
+# ---- one-way delay: the one-packet method (seed 000) -------------------------------------------------
+
+@dataclass
+class OwdPlan:
+    proto: str
+    sizes: list[int]                 # in the order sent
+    probes: int = 10                 # per size
+    spacing_us: float = 100.0        # preamble to preamble: each probe crosses the path alone
+    drain_s: float = 0.0002
+    vlan: int | None = None
+    extra: dict = field(default_factory=dict)
+
+    def stream(self, size: int) -> Stream:
+        return Stream(proto=self.proto, size=size, ifg=gap_bytes(size, self.spacing_us * 1000), count=self.probes,
+                      vlan=self.vlan, extra=self.extra)
+
+    def check(self) -> None:
+        if len(set(self.sizes)) < 2:
+            raise SettingError("the one-packet method needs at least two probe sizes")
+        for size in self.sizes:
+            self.stream(size).check()
+
+
+def random_sizes(count: int, low: int, high: int, seed: int) -> list[int]:
+    """`count` distinct sizes drawn from [low, high], in random order (the paper: random sizes, so that
+    nothing periodic on the path lines up with the size)."""
+    if high - low + 1 < count:
+        raise SettingError(f"{count} distinct sizes asked from {low}..{high} bytes")
+    return random.Random(seed).sample(range(low, high + 1), count)
+
+
+def owd_fit(per_size: list[dict], alpha: dict | None = None) -> dict:
+    """Least squares of the minimum one-way delay over size. Uncertainty: the standard error from the
+    scatter between sizes and the stamp bound (each minimum is a whole tick late by less than one
+    tick: the slope is uncertain by up to 8 ns over the size span). alpha (a cable-only run's fit)
+    is the delay increase rate of the tester itself; 1/B = slope - alpha (eq. 10)."""
+    pts = [(r["size_bytes"], r["owd_min_ns"]) for r in per_size if r["owd_min_ns"] is not None]
+    fit = linear_fit([p[0] for p in pts], [p[1] for p in pts])
+    if fit["slope"] is None:
+        return {"points": len(pts), "slope_ns_per_byte": None}
+    span = max(p[0] for p in pts) - min(p[0] for p in pts)
+    resolution = TICK_NS / span
+    slope, se = fit["slope"], fit["slope_se"]
+    alpha_b = alpha["slope_ns_per_byte"] if alpha else 0.0
+    alpha_err = (2 * (alpha["slope_se"] or 0) + alpha["slope_resolution"]) if alpha else 0.0
+    per_byte = slope - alpha_b
+    err = 2 * (se or 0.0) + resolution + alpha_err      # two standard errors plus the bounds
+    out = {
+        "points": len(pts), "estimator": "OLS over the minimum one-way delay of each size",
+        "slope_ns_per_byte": slope, "slope_se": se, "slope_resolution": resolution,
+        "slope_ns_per_bit": slope / 8, "intercept_ns": fit["intercept"], "intercept_se": fit["intercept_se"],
+        "alpha_ns_per_bit": alpha_b / 8 if alpha else None, "alpha_from": alpha.get("from") if alpha else None,
+        "per_byte_ns": per_byte, "per_byte_error_ns": err,
+        "residuals_ns": [y - (slope * x + fit["intercept"]) for x, y in pts],
+    }
+    if per_byte - err > 0:
+        # the slope is the sum of 1/B over every store-and-forward hop: one hop gives its rate
+        out["bandwidth_mbps"] = 8000 / per_byte
+        out["bandwidth_range_mbps"] = [8000 / (per_byte + err), 8000 / (per_byte - err)]
+    else:
+        out["bandwidth_mbps"] = None
+        out["bandwidth_range_mbps"] = None
+        out["note"] = ("no per-byte time resolved above the error: a cut-through path or a wire "
+                       "(the delay does not grow with the frame)")
+    return out
+
+
+def owd(t: Tester, plan: OwdPlan, tx: int, rx: int, out: Path, alpha: dict | None = None, on_size=None) -> dict:
+    """Probe every size in plan order, write probes.csv as it goes and results.json at the end."""
+    per_size = []
+    with open(out / "probes.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=["size_bytes", "seq", "tx_ns", "rx_ns", "owd_ns"])
+        w.writeheader()
+        for size in plan.sizes:
+            counters, records = probe_run(t, tx, rx, plan.stream(size), plan.drain_s)
+            for r in records:
+                w.writerow({"size_bytes": size, **r})
+            f.flush()
+            owds = [r["owd_ns"] for r in records]
+            row = {"size_bytes": size, "probes": counters["sent"], "received": len(records),
+                   "lost": counters["lost"], "owd_min_ns": min(owds) if owds else None,
+                   "owd_median_ns": float(np.median(owds)) if owds else None,
+                   "owd_max_ns": max(owds) if owds else None}
+            per_size.append(row)
+            if on_size:
+                on_size(row)
+    results = {"method": "one-packet bandwidth from one-way delay (seed 000)", "tx_port": tx, "rx_port": rx,
+               "sizes": per_size, "fit": owd_fit(per_size, alpha)}
+    write_json_atomic(out / "results.json", results)
+    return results
+
+
+def owd_report(results: dict) -> str:
+    fit = results["fit"]
+    lines = [f"# One-way delay over probe size, port {results['tx_port']} → {results['rx_port']}", ""]
+    if fit.get("slope_ns_per_byte") is None:
+        return "\n".join(lines + ["no fit: fewer than two sizes received"])
+    lines += [f"- per-byte time: {fit['slope_ns_per_byte']:.4f} ns/B (SE {fit['slope_se'] or 0:.4f}, stamp bound "
+              f"±{fit['slope_resolution']:.4f}) = {fit['slope_ns_per_bit']:.5f} ns/bit, over {fit['points']} sizes "
+              f"({fit['estimator']})",
+              f"- intercept (size-independent delay): {fit['intercept_ns']:.1f} ns (SE {fit['intercept_se'] or 0:.1f}, "
+              f"stamp bound ±4)"]
+    if fit["alpha_ns_per_bit"] is not None:
+        lines.append(f"- alpha (the tester's own delay increase rate, from {fit['alpha_from']}): "
+                     f"{fit['alpha_ns_per_bit']:.5f} ns/bit, removed")
+    else:
+        lines.append("- alpha: not removed (no --alpha-from run); the tester stamps both ends at the SFD, so its "
+                     "own rate is 0 by design: a cable-only run shows it")
+    if fit["bandwidth_mbps"]:
+        lo, hi = fit["bandwidth_range_mbps"]
+        lines.append(f"- bandwidth 1/slope: **{fit['bandwidth_mbps']:.2f} Mb/s** (range {lo:.2f} … {hi:.2f} Mb/s: "
+                     f"two SE plus the stamp bound)")
+        lines.append("- on a path of several store-and-forward hops the slope is the sum of 1/B over them, so "
+                     "1/slope is their harmonic sum, not any one link; a hop at 1 Gb/s adds 8 ns/B. Per-hop "
+                     "figures need probes that hops answer (ICMP with a TTL), which this tester does not send yet.")
+    else:
+        lines.append(f"- bandwidth: none ({fit['note']})")
+    lines += ["", "| size (B) | probes | received | min OWD (ns) | median (ns) | max (ns) |", "|---|---|---|---|---|---|"]
+    for r in sorted(results["sizes"], key=lambda r: r["size_bytes"]):
+        def f(v):
+            return "—" if v is None else f"{v:.1f}"
+        lines.append(f"| {r['size_bytes']} | {r['probes']} | {r['received']} | {f(r['owd_min_ns'])} | "
+                     f"{f(r['owd_median_ns'])} | {f(r['owd_max_ns'])} |")
+    return "\n".join(lines) + "\n"
+
+
+def owd_plot(out: Path, results: dict) -> Path | None:
+    """The paper's figure: every probe's delay over size, each size's minimum marked, the fitted line."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from fpgatest.output import save
+
+    fit = results["fit"]
+    rows = list(csv.DictReader(open(out / "probes.csv")))
+    if not rows or fit.get("slope_ns_per_byte") is None:
+        return None
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    ax.scatter([int(r["size_bytes"]) for r in rows], [float(r["owd_ns"]) / 1000 for r in rows], s=6,
+               color="0.7", label="every probe")
+    mins = [(r["size_bytes"], r["owd_min_ns"]) for r in results["sizes"] if r["owd_min_ns"] is not None]
+    ax.scatter([m[0] for m in mins], [m[1] / 1000 for m in mins], s=14, color="k", label="minimum per size")
+    xs = np.array([min(m[0] for m in mins), max(m[0] for m in mins)])
+    ax.plot(xs, (fit["slope_ns_per_byte"] * xs + fit["intercept_ns"]) / 1000, color="C3",
+            label=f"{fit['slope_ns_per_byte']:.3f} ns/B")
+    ax.set_xlabel("probe size (bytes incl. FCS)")
+    ax.set_ylabel("one-way delay (µs)")
+    ax.legend()
+    return save(fig, ax, out / "owd.png")
+
+
+# ---- packet pairs: capacity and utilisation (seed 001) ------------------------------------------------
+
+@dataclass
+class PairsPlan:
+    proto: str
+    size: int = 1518                 # utilisation probes
+    capacity_size: int = 64          # back-to-back pairs for the capacity: short, so cross traffic rarely splits them
+    pairs: int = 200
+    pair_spacing_us: float = 100.0   # first frame of a pair to the next pair's: the queue empties between pairs
+    window: float = 0.95             # utilisation pairs: input spacing as a fraction of the probe's time at the bottleneck
+    probe_load: float = 0.1          # utilisation pairs: at most this share of the bottleneck (sparser than pair_spacing_us)
+    drain_s: float = 0.0002
+    vlan: int | None = None
+    extra: dict = field(default_factory=dict)
+
+    def stream(self, size: int, inner_ifg: int, spacing_us: float | None = None) -> Stream:
+        pair_ns = (size + 8 + inner_ifg) * TICK_NS
+        spacing_ns = (spacing_us or self.pair_spacing_us) * 1000
+        return Stream(proto=self.proto, size=size, ifg=inner_ifg, burst=2,
+                      burst_gap=gap_bytes(size, spacing_ns - pair_ns), count=2 * self.pairs,
+                      vlan=self.vlan, extra=self.extra)
+
+    def check(self, depth: int = 512) -> None:
+        if not 1 <= self.pairs <= depth // 2:
+            raise SettingError(f"{self.pairs} pairs: one run records at most {depth // 2} (the sample FIFO)")
+        if not 0 < self.window <= 1:
+            raise SettingError(f"window {self.window} out of range (0, 1]")
+        if not 0 < self.probe_load <= 0.5:
+            raise SettingError(f"probe load {self.probe_load} out of range (0, 0.5]")
+        for size in (self.size, self.capacity_size):
+            self.stream(size, MIN_IFG).check()
+            if self.pair_spacing_us * 1000 < 4 * (size + 20) * TICK_NS:
+                raise SettingError(f"pair spacing {self.pair_spacing_us} us too short for {size}-byte pairs")
+
+
+def pair_spacings(records: list[dict]) -> list[dict]:
+    """(l_in, l_out) of every pair both of whose frames arrived: departure and arrival spacing, ns."""
+    by_seq = {r["seq"]: r for r in records}
+    out = []
+    for first in sorted(s for s in by_seq if s % 2 == 0):
+        second = by_seq.get(first + 1)
+        if second:
+            a = by_seq[first]
+            out.append({"pair": first // 2, "l_in_ns": second["tx_ns"] - a["tx_ns"],
+                        "l_out_ns": second["rx_ns"] - a["rx_ns"]})
+    return out
+
+
+def capacity(spacings: list[dict], size: int) -> dict:
+    """Bottleneck capacity from back-to-back pairs: the mode of the arrival spacing is one probe's time
+    on the bottleneck, s/b, with s = (size + 20) * 8 bits (preamble and minimum gap included: b is the
+    link's line rate). Pairs split by cross traffic arrive further apart; the mode ignores them."""
+    if not spacings:
+        raise SettingError("no pair arrived whole: no capacity")
+    ticks = [round(p["l_out_ns"] / TICK_NS) for p in spacings]
+    values, counts = np.unique(ticks, return_counts=True)
+    mode_ticks = int(values[np.argmax(counts)])
+    # the pacing of a rate that is not a whole number of ticks per frame splits the mode between two
+    # neighbouring ticks: their weighted mean is the spacing
+    near = [(v, c) for v, c in zip(values, counts) if abs(v - mode_ticks) <= 1]
+    mode_ns = TICK_NS * sum(v * c for v, c in near) / sum(c for _, c in near)
+    bits = (size + WIRE_OVERHEAD) * 8
+    at_mode = sum(c for _, c in near) / len(ticks)
+    return {"pairs": len(spacings), "size_bytes": size, "dispersion_mode_ns": mode_ns, "at_mode": at_mode,
+            "dispersion_quartiles_ns": [float(q) for q in np.percentile([p["l_out_ns"] for p in spacings], [25, 50, 75])],
+            "capacity_mbps": bits * 1000 / mode_ns,
+            # each spacing is a difference of two stamps: up to a tick either way
+            "capacity_range_mbps": [bits * 1000 / (mode_ns + TICK_NS), bits * 1000 / max(mode_ns - TICK_NS, 1e-9)],
+            "line_rate_note": "line rate of the bottleneck: preamble and minimum gap counted as the link carries them"}
+
+
+def utilisation(spacings: list[dict], size: int, capacity_mbps: float) -> dict:
+    """u = (l_n b - s) / (l_{n-1} b) per pair (eq. 1): the cross traffic that reached the bottleneck
+    between the two probes' arrivals went out between them. Valid while the second probe arrives
+    before the first has left (l_{n-1} <= s/b, which the plan's window keeps)."""
+    b = capacity_mbps * 1e6
+    s = (size + WIRE_OVERHEAD) * 8
+    us = [(p["l_out_ns"] * 1e-9 * b - s) / (p["l_in_ns"] * 1e-9 * b) for p in spacings]
+    if not us:
+        raise SettingError("no pair arrived whole: no utilisation")
+    arr = np.array(us)
+    se = float(arr.std(ddof=1) / math.sqrt(len(arr))) if len(arr) > 1 else None
+    l_in = float(np.mean([p["l_in_ns"] for p in spacings]))
+    return {"pairs": len(us), "size_bytes": size, "l_in_mean_ns": l_in,
+            "l_out_mean_ns": float(np.mean([p["l_out_ns"] for p in spacings])),
+            "utilisation": float(arr.mean()), "utilisation_se": se,
+            # a stamp difference is off by up to a tick: u by up to 8 ns / l_in per pair, and so in the mean
+            "utilisation_resolution": TICK_NS / l_in, "utilisation_median": float(np.median(arr)),
+            "cross_traffic_mbps": float(arr.mean()) * capacity_mbps, "per_pair": us}
+
+
+def tcp_throughput(rtt_s: float, loss: float, window_packets: float, mss_bytes: int = 1460, acked_per_ack: int = 2,
+                   rto_s: float = 0.2) -> dict:
+    """Padhye, Firoiu, Towsley, Kurose (SIGCOMM '98), the full model (their eq. 31):
+        B = min(W/RTT, 1 / (RTT sqrt(2bp/3) + T0 min(1, 3 sqrt(3bp/8)) p (1 + 32 p^2)))  packets/s
+    and the expected unconstrained window E[W] = (2+b)/(3b) + sqrt(8(1-p)/(3bp) + ((2+b)/(3b))^2).
+    The seed's call: E[W] >= W means the receiver's window (buffer) is what limits ('buffer
+    shortage'); below it, losses on the path do ('enough')."""
+    if rtt_s <= 0 or not 0 <= loss < 1 or window_packets <= 0:
+        raise SettingError("TCP model: RTT > 0, 0 <= loss < 1 and a window > 0 are needed")
+    b, p = acked_per_ack, loss
+    window_limit = window_packets / rtt_s
+    if p == 0:
+        expected_window = math.inf
+        rate = window_limit
+    else:
+        k = (2 + b) / (3 * b)
+        expected_window = k + math.sqrt(8 * (1 - p) / (3 * b * p) + k * k)
+        loss_limit = 1 / (rtt_s * math.sqrt(2 * b * p / 3) + rto_s * min(1.0, 3 * math.sqrt(3 * b * p / 8)) * p * (1 + 32 * p * p))
+        rate = min(window_limit, loss_limit)
+    return {"rtt_ms": rtt_s * 1000, "loss": p, "window_packets": window_packets, "mss_bytes": mss_bytes,
+            "acked_per_ack": b, "rto_ms": rto_s * 1000, "expected_window_packets": expected_window,
+            "packets_per_s": rate, "throughput_mbps": rate * mss_bytes * 8 / 1e6,
+            "buffer": "shortage" if expected_window >= window_packets else "enough"}
+
+
+def pairs_plot(out: Path, results: dict) -> Path | None:
+    """Arrival spacing of the capacity pairs and the utilisation of each utilisation pair."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from fpgatest.output import save
+
+    rows = list(csv.DictReader(open(out / "pairs.csv")))
+    if not rows:
+        return None
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 4))
+    cap = [float(r["l_out_ns"]) / 1000 for r in rows if r["phase"] == "capacity"]
+    use = [float(r["utilisation"]) for r in rows if r["phase"] == "utilisation"]
+    if cap:
+        a1.hist(cap, bins=50, color="0.4")
+        a1.axvline(results["capacity"]["dispersion_mode_ns"] / 1000, color="C3",
+                   label=f"mode: {results['capacity']['capacity_mbps']:.1f} Mb/s")
+        a1.set_xlabel("back-to-back pair: arrival spacing (µs)")
+        a1.set_ylabel("pairs")
+        a1.legend()
+    if use:
+        a2.hist(use, bins=40, color="0.4")
+        a2.axvline(results["utilisation"]["utilisation"], color="C3",
+                   label=f"mean u = {results['utilisation']['utilisation']:.3f}")
+        a2.set_xlabel("utilisation per pair (eq. 1)")
+        a2.legend()
+    a1.grid(alpha=0.3)
+    return save(fig, a2, out / "pairs.png")
+
+
+def pairs(t: Tester, plan: PairsPlan, tx: int, rx: int, out: Path, tcp: dict) -> dict:
+    """Capacity from back-to-back pairs, then utilisation from pairs spaced by the window, then the
+    TCP model with the loss of the probes and the RTT (tcp['rtt_s'] or, where the build can send
+    back, the minimum one-way delay there and back)."""
+    results = {"method": "packet pairs: bottleneck capacity and utilisation (seed 001)", "tx_port": tx, "rx_port": rx}
+    with open(out / "pairs.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=["phase", "pair", "l_in_ns", "l_out_ns", "utilisation"])
+        w.writeheader()
+        counters, records = probe_run(t, tx, rx, plan.stream(plan.capacity_size, MIN_IFG), plan.drain_s)
+        sp = pair_spacings(records)
+        for p in sp:
+            w.writerow({"phase": "capacity", **p, "utilisation": ""})
+        results["capacity"] = {**capacity(sp, plan.capacity_size), "lost": counters["lost"]}
+        cap = results["capacity"]["capacity_mbps"]
+        probe_ns = (plan.size + WIRE_OVERHEAD) * 8 * 1000 / cap          # s/b: one probe on the bottleneck
+        inner = gap_bytes(plan.size, plan.window * probe_ns)
+        if (plan.size + 8 + inner) * TICK_NS > probe_ns:
+            raise SettingError(f"the bottleneck ({cap:.1f} Mb/s) is not slower than the tester's line rate: "
+                               "pairs cannot sample its cross traffic")
+        # sparse enough that the probes themselves do not fill the bottleneck's queue
+        spacing_us = max(plan.pair_spacing_us, 2 * probe_ns / plan.probe_load / 1000)
+        counters2, records2 = probe_run(t, tx, rx, plan.stream(plan.size, inner, spacing_us), plan.drain_s)
+        sp2 = pair_spacings(records2)
+        util = utilisation(sp2, plan.size, cap)
+        for p, u in zip(sp2, util.pop("per_pair")):
+            w.writerow({"phase": "utilisation", **p, "utilisation": u})
+        results["utilisation"] = {**util, "lost": counters2["lost"], "sent": counters2["sent"],
+                                  "pair_spacing_us": spacing_us}
+    sent = counters["sent"] + counters2["sent"]
+    lost = counters["lost"] + counters2["lost"]
+    owd_min = min(r["owd_ns"] for r in records2) if records2 else None
+    rtt_s = tcp.get("rtt_s")
+    rtt_from = "given"
+    if rtt_s is None:
+        if owd_min is None or not (t.has(rx, "tx") and t.has(tx, "rx")):
+            raise SettingError("no RTT: give --rtt-ms (this build cannot send back from the receiving port)")
+        back = Stream(proto=plan.proto, size=64, ifg=gap_bytes(64, plan.pair_spacing_us * 1000), count=10,
+                      vlan=plan.vlan)
+        _, back_records = probe_run(t, rx, tx, back, plan.drain_s)
+        if not back_records:
+            raise SettingError(f"no RTT: nothing came back on port {tx}; give --rtt-ms")
+        rtt_s = (owd_min + min(r["owd_ns"] for r in back_records)) * 1e-9
+        rtt_from = f"minimum one-way delay {tx}→{rx} ({plan.size} B) + {rx}→{tx} (64 B)"
+    model = tcp_throughput(rtt_s, lost / sent if sent else 0.0, tcp["window_bytes"] / tcp["mss_bytes"],
+                           tcp["mss_bytes"], tcp["acked_per_ack"], tcp["rto_s"])
+    model.update({"rtt_from": rtt_from, "loss_frames": [lost, sent],
+                  "loss_upper_95": (3.0 / sent if lost == 0 and sent else None)})
+    # the model knows no link: the path gives TCP at most what the bottleneck leaves, in segments
+    # (an MSS carries TCP/IP headers 40 B, Ethernet 18 B and preamble and gap 20 B on the wire)
+    left = results["capacity"]["capacity_mbps"] * max(0.0, 1 - results["utilisation"]["utilisation"])
+    model["path_limit_mbps"] = left * model["mss_bytes"] / (model["mss_bytes"] + TCP_WIRE_OVERHEAD)
+    model["expected_mbps"] = min(model["throughput_mbps"], model["path_limit_mbps"])
+    model["bottleneck"] = ("the bottleneck link (what its other traffic leaves)"
+                           if model["path_limit_mbps"] < model["throughput_mbps"] else
+                           "the receiver's window (buffer shortage)" if model["buffer"] == "shortage" else
+                           "losses on the path")
+    results["tcp_model"] = model
+    write_json_atomic(out / "results.json", results)
+    return results
+
+
+def pairs_report(results: dict) -> str:
+    c, u, m = results["capacity"], results["utilisation"], results["tcp_model"]
+    lo, hi = c["capacity_range_mbps"]
+    se = u["utilisation_se"] or 0.0
+    lines = [f"# Packet pairs, port {results['tx_port']} → {results['rx_port']}", "",
+             f"- bottleneck capacity: **{c['capacity_mbps']:.2f} Mb/s** line rate (range {lo:.2f} … {hi:.2f}: a "
+             f"spacing is two stamps, ±8 ns), from the mode of {c['pairs']} back-to-back {c['size_bytes']}-byte pairs "
+             f"({100 * c['at_mode']:.0f} % at the mode; quartiles "
+             + ", ".join(f"{q / 1000:.3f}" for q in c["dispersion_quartiles_ns"]) + " µs)",
+             f"- utilisation (eq. 1): **{u['utilisation']:.3f} ± {se:.3f}** (SE over {u['pairs']} pairs of "
+             f"{u['size_bytes']} B; stamp bound ±{u['utilisation_resolution']:.4f}; median {u['utilisation_median']:.3f}), "
+             f"input spacing {u['l_in_mean_ns'] / 1000:.3f} µs → output {u['l_out_mean_ns'] / 1000:.3f} µs, a pair "
+             f"every {u['pair_spacing_us']:.1f} µs; "
+             f"other traffic on the bottleneck ≈ {u['cross_traffic_mbps']:.1f} Mb/s",
+             f"- probes lost: {u['lost']} of {u['sent']} (utilisation pairs), {c['lost']} (capacity pairs)", "",
+             "## TCP throughput model (Padhye et al., the seed's bottleneck call)", "",
+             f"- RTT {m['rtt_ms']:.4f} ms ({m['rtt_from']}), loss {m['loss']:.3g} ({m['loss_frames'][0]} of "
+             f"{m['loss_frames'][1]} probe frames" + (f"; below {m['loss_upper_95']:.2g} at 95 %" if m["loss_upper_95"] else "")
+             + f"), window {m['window_packets']:.1f} packets of {m['mss_bytes']} B, b = {m['acked_per_ack']}, "
+             f"T0 = {m['rto_ms']:g} ms",
+             f"- expected window E[W] = " + ("∞ (no loss)" if math.isinf(m["expected_window_packets"])
+                                             else f"{m['expected_window_packets']:.1f} packets"),
+             f"- model throughput: {m['throughput_mbps']:.3f} Mb/s; receiver buffer: **{m['buffer']}**"
+             + (" (the window limits the model, not losses)" if m["buffer"] == "shortage" else " (losses limit the model)"),
+             f"- what the bottleneck leaves a TCP flow: {m['path_limit_mbps']:.3f} Mb/s of segments (capacity × (1 − u), "
+             f"headers and wire overhead off)",
+             f"- expected TCP throughput: **{m['expected_mbps']:.3f} Mb/s**, limited by {m['bottleneck']}"]
+    return "\n".join(lines) + "\n"

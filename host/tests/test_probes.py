@@ -1,0 +1,117 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""fpgatest owd and pairs against the twin (TCP + UARTBone): the seeds' path methods recover what the
+switch model was set to; the TCP model against a hand computation."""
+
+import json
+import math
+
+import pytest
+
+from fpgatest.cli import main
+from fpgatest.driver import Device
+from fpgatest.probes import tcp_throughput
+from fpgatest.tester import Tester
+
+TICK_NS = 8.0
+HOP2_PER_BYTE_NS = 80 / 3          # a 300 Mb/s store-and-forward link: 26.67 ns per byte
+
+
+def set_model(twin_link, hop2: dict | None, **hop1):
+    """Path 0 -> 1: hop 1 the default gigabit switch (or as given), hop 2 as given or a wire."""
+    url, csr = twin_link
+    with Device(url, csr) as dev:
+        t = Tester(dev)
+        t.dut_set("ab", **{"enable": True, "latency_ns": 1000, "per_byte_ns": 8, "rate_mbps": 1000,
+                           "buffer_bytes": 128 * 1024, "cut_through": False, "dither": False, "cable_in_ns": 0,
+                           "cable_out_ns": 0, "cross_mbps": 0, **hop1})
+        t.dut_set("ab2", enable=False, cross_mbps=0)
+        if hop2:
+            t.dut_set("ab2", **{"enable": True, "latency_ns": 0, "buffer_bytes": 128 * 1024, "cut_through": False,
+                                "dither": False, **hop2})
+        return {p: t.dut_registers(p) for p in ("ab", "ab2")}
+
+
+def cli(twin_link, *args):
+    url, csr = twin_link
+    return main([args[0], "--url", url, "--csr", str(csr), "--calibration", "none", *args[1:]])
+
+
+def test_owd_recovers_two_hops_and_a_cable_has_no_alpha(twin_link, tmp_path, capsys):
+    """Seed 000 on a path of two store-and-forward hops (1000 then 300 Mb/s): the slope of the
+    minimum one-way delay over size is 8 + 26.67 ns/B, within two standard errors plus the stamp
+    bound, and every size's minimum is the model's delay to the tick. A cable-only run (the path a
+    wire) has slope 0: the tester's own alpha is nil; used as --alpha-from it changes nothing."""
+    set_model(twin_link, None, enable=False)
+    wire = tmp_path / "wire"
+    assert cli(twin_link, "owd", "--random", "6", "--probes", "4", "--out", str(wire)) == 0
+    alpha = json.loads((wire / "results.json").read_text())["fit"]
+    assert alpha["slope_ns_per_byte"] == pytest.approx(0, abs=1e-9) and alpha["bandwidth_mbps"] is None
+    # a wire: every size takes the same time (the tester's own pipeline, the same for any size)
+    assert len({r["owd_min_ns"] for r in json.loads((wire / "results.json").read_text())["sizes"]}) == 1
+
+    regs = set_model(twin_link, {"per_byte_ns": HOP2_PER_BYTE_NS, "rate_mbps": 300})
+    per_byte2 = regs["ab2"]["dut_ab2_cfg_per_byte"] / 2**16      # ticks per byte, as the register holds it
+    out = tmp_path / "two-hops"
+    assert cli(twin_link, "owd", "--random", "8", "--seed", "7", "--probes", "5", "--alpha-from", str(wire),
+               "--out", str(out)) == 0
+    res = json.loads((out / "results.json").read_text())
+    fit = res["fit"]
+    truth = 8 + per_byte2 * TICK_NS
+    assert fit["points"] == 8 and fit["alpha_ns_per_bit"] == pytest.approx(0, abs=1e-9)
+    assert abs(fit["per_byte_ns"] - truth) <= 2 * fit["slope_se"] + fit["slope_resolution"]
+    assert abs(fit["per_byte_ns"] - truth) < 0.02
+    lo, hi = fit["bandwidth_range_mbps"]
+    assert lo <= 8000 / truth <= hi and hi - lo < 1.0
+    for r in res["sizes"]:
+        size = r["size_bytes"]
+        hop1 = math.ceil((1000 + 8 * size) / TICK_NS)
+        hop2 = max(math.ceil(per_byte2 * size), size + 11)
+        assert r["received"] == r["probes"] == 5 and r["lost"] == 0
+        assert r["owd_min_ns"] == r["owd_max_ns"] == (hop1 + hop2) * TICK_NS, r
+    rows = (out / "probes.csv").read_text().splitlines()
+    assert len(rows) == 1 + 8 * 5
+    assert (out / "owd.png").stat().st_size > 0 and "harmonic sum" in (out / "report.md").read_text()
+    assert "stopped" not in json.loads((out / "run.json").read_text())
+    capsys.readouterr()
+
+
+@pytest.mark.parametrize("cross_mbps", [0, 100, 200])
+def test_pairs_capacity_and_utilisation(twin_link, tmp_path, cross_mbps):
+    """Seed 001 on a 300 Mb/s bottleneck with Poisson cross traffic of 64-byte frames at 0, 100 and
+    200 Mb/s (line rate): back-to-back pairs give the capacity within their stamp range, and eq. (1)
+    gives the utilisation within four standard errors (plus the stamp bound) of cross/300."""
+    set_model(twin_link, {"per_byte_ns": HOP2_PER_BYTE_NS, "rate_mbps": 300, "cross_mbps": cross_mbps,
+                          "cross_size": 64, "cross_random": True})
+    out = tmp_path / "pairs"
+    assert cli(twin_link, "pairs", "--out", str(out)) == 0
+    res = json.loads((out / "results.json").read_text())
+    cap, util, tcp = res["capacity"], res["utilisation"], res["tcp_model"]
+    lo, hi = cap["capacity_range_mbps"]
+    assert lo <= 300 <= hi and abs(cap["capacity_mbps"] - 300) < 1.0
+    assert cap["pairs"] == util["pairs"] == 200 and cap["lost"] == util["lost"] == 0
+    truth = cross_mbps / 300
+    assert abs(util["utilisation"] - truth) <= 4 * max(util["utilisation_se"], 0.002) + util["utilisation_resolution"]
+    assert abs(util["utilisation"] - truth) < 0.05
+    # input spacing: the window (0.95) of one 1518-byte probe's time on 300 Mb/s, to the byte
+    assert util["l_in_mean_ns"] == pytest.approx(0.95 * 1538 * 8 * 1000 / 300, abs=TICK_NS)
+    # the TCP call: no loss, a tiny RTT: the window allows more than the link leaves
+    assert tcp["loss"] == 0 and tcp["buffer"] == "shortage" and tcp["bottleneck"].startswith("the bottleneck link")
+    assert tcp["expected_mbps"] == pytest.approx(tcp["path_limit_mbps"])
+    assert (out / "pairs.png").stat().st_size > 0
+
+
+def test_tcp_model_against_a_hand_computation():
+    """Padhye et al. eq. (31) at RTT 20 ms, p = 1 %, b = 2, T0 = 200 ms, W = 64 segments of 1460 B:
+      RTT * sqrt(2bp/3)                         = 0.02 * sqrt(0.04/3)            = 0.0023094011 s
+      T0 * min(1, 3 sqrt(3bp/8)) * p * (1+32p^2) = 0.2 * 0.2598076 * 0.01 * 1.0032 = 0.0005212780 s
+      B = 1 / 0.0028306791 = 353.272 segments/s (below W/RTT = 3200) = 4.1262 Mb/s
+      E[W] = 2/3 + sqrt(8 * 0.99 / 0.06 + 4/9) = 0.6667 + 11.5085 = 12.175 < 64: 'enough'."""
+    m = tcp_throughput(0.020, 0.01, 64, mss_bytes=1460, acked_per_ack=2, rto_s=0.2)
+    assert m["packets_per_s"] == pytest.approx(353.272, abs=0.001)
+    assert m["throughput_mbps"] == pytest.approx(4.1262, abs=0.0001)
+    assert m["expected_window_packets"] == pytest.approx(12.175, abs=0.001) and m["buffer"] == "enough"
+    # a small window: W/RTT below the loss limit, and E[W] above W
+    small = tcp_throughput(0.020, 0.01, 4)
+    assert small["packets_per_s"] == pytest.approx(200.0) and small["buffer"] == "shortage"
+    no_loss = tcp_throughput(0.001, 0.0, 10)
+    assert no_loss["packets_per_s"] == pytest.approx(10_000) and math.isinf(no_loss["expected_window_packets"])
