@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""fpgatest command line: info, run, sweep, rfc2544, owd, pairs, calibrate, dut, report. The default target is the
+"""fpgatest command line: info, run, sweep, rfc2544, owd, pairs, availbw, calibrate, dut, report. The default target is the
 digital twin."""
 
 import argparse
@@ -589,6 +589,40 @@ def cmd_pairs(args) -> int:
     return 0
 
 
+def cmd_availbw(args) -> int:
+    from dataclasses import asdict
+
+    from fpgatest.probes import AvailPlan, availbw, availbw_plot, availbw_report
+    from fpgatest.tester import min_size
+
+    vlan, extra = stream_fields(args, args.tx_port, args.rx_port)
+    if args.size < min_size(args.proto, vlan is not None):
+        raise UserError(f"--size {args.size} below the smallest {args.proto} frame "
+                        f"({min_size(args.proto, vlan is not None)} bytes)")
+    drain_s = args.drain if args.drain is not None else PROBE_DRAIN_S["twin" if is_twin(args) else "board"]
+    plan = AvailPlan(args.proto, size=args.size, frames=args.frames, streams=args.streams, rounds=args.rounds,
+                     gamma=args.gamma, history=args.history, drain_s=drain_s, vlan=vlan, extra=extra)
+    plan.check()
+    out = _results_dir(args, "availbw", "rounds.csv")
+    results = {}
+
+    def body(t):
+        def show(rnd, r):
+            print(f"fpgatest: round {rnd}: {r['lo_mbps']:.1f}…{r['hi_mbps']:.1f} Mb/s, A {r['a_cur_mbps']:.1f}, "
+                  f"smoothed {r['a_smoothed_mbps']:.1f} Mb/s", file=sys.stderr)
+        results.update(availbw(t, plan, args.tx_port, args.rx_port, out, on_round=show))
+
+    status = _probe_session(args, out, {"command": "availbw", "proto": args.proto, "plan": asdict(plan)}, body)
+    if status:
+        return status
+    report = availbw_report(results)
+    (out / "report.md").write_text(report)
+    availbw_plot(out, results)
+    print(report)
+    print(f"results: {out}")
+    return 0
+
+
 def _samples(out: Path) -> list[dict]:
     from fpgatest.output import load
 
@@ -820,6 +854,18 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--rto-ms", type=bounded(float, 0.0, 100_000.0, low_open=True, unit=" ms"), default=200.0,
                    help="TCP retransmission timeout T0 for the model")
     s.set_defaults(func=cmd_pairs)
+
+    s = sub.add_parser("availbw", parents=[common, probe_opts], formatter_class=fmt_cls,
+                       help="available bandwidth by probe streams over rounds (ImTCP, seed 003)")
+    s.add_argument("--size", type=bounded(int, 64, 16383, unit=" bytes"), default=1518, help="probe frame size")
+    s.add_argument("--frames", type=bounded(int, 8, 512), default=64, help="frames per probe stream")
+    s.add_argument("--streams", type=bounded(int, 2, 16), default=4, help="sub-intervals (streams) per round")
+    s.add_argument("--rounds", type=bounded(int, 1, 10_000), default=10, help="measurement rounds")
+    s.add_argument("--gamma", type=bounded(float, 0.0, 1.0, low_open=True), default=0.3,
+                   help="smoothing: A <- (1 - gamma) A + gamma A_cur")
+    s.add_argument("--history", type=bounded(int, 2, 100), default=5,
+                   help="past results whose 95 %% interval is the next search interval")
+    s.set_defaults(func=cmd_availbw)
 
     s = sub.add_parser("calibrate", parents=[common], formatter_class=fmt_cls,
                        help="fit delay = a*L + b over cables of known length and write the calibration")

@@ -6,7 +6,10 @@
   rate" alpha (ns/bit, eq. 9-10) measured on a cable-only run and removed;
 - packet pairs (seed 001): the bottleneck's capacity from the dispersion of back-to-back pairs, its
   utilisation from pairs whose spacing the bottleneck sees (eq. 1), and the paper's bottleneck call
-  with the TCP throughput model of Padhye et al. fed with the RTT and loss the tester measured.
+  with the TCP throughput model of Padhye et al. fed with the RTT and loss the tester measured;
+- available bandwidth by probe streams (seed 003, ImTCP): streams at the sub-interval rates of a
+  search interval, the first whose one-way delay grows bounds the available bandwidth, the next
+  interval from the 95 % interval of past results, smoothed with gamma.
 
 A probe run is one generator stream (a size, a gap, bursts of two for pairs) whose every frame the
 receiver's sample FIFO records: sequence number, RX tick and latency. The frame's TX time is its RX
@@ -458,3 +461,176 @@ def pairs_report(results: dict) -> str:
              f"headers and wire overhead off)",
              f"- expected TCP throughput: **{m['expected_mbps']:.3f} Mb/s**, limited by {m['bottleneck']}"]
     return "\n".join(lines) + "\n"
+
+
+# ---- available bandwidth by probe streams (seed 003, ImTCP) ---------------------------------------------
+
+@dataclass
+class AvailPlan:
+    proto: str
+    size: int = 1518
+    frames: int = 64                 # per probe stream
+    streams: int = 4                 # sub-intervals of the search interval, one stream each
+    rounds: int = 10
+    gamma: float = 0.3               # smoothing: A <- (1 - gamma) A + gamma A_cur
+    history: int = 5                 # past results that set the next search interval
+    train: int = 64                  # the initial back-to-back train (Cprobe)
+    drain_s: float = 0.0002
+    vlan: int | None = None
+    extra: dict = field(default_factory=dict)
+
+    def check(self, depth: int = 512) -> None:
+        if not 8 <= self.frames <= depth or not 2 <= self.train <= depth:
+            raise SettingError(f"streams of 8..{depth} frames and a train of 2..{depth}: the sample FIFO")
+        if not 2 <= self.streams <= 16 or not 1 <= self.rounds <= 10_000 or not 2 <= self.history <= 100:
+            raise SettingError("2..16 streams per round, 1..10000 rounds and a history of 2..100 results")
+        if not 0 < self.gamma <= 1:
+            raise SettingError(f"gamma {self.gamma} out of range (0, 1]")
+        Stream(proto=self.proto, size=self.size, vlan=self.vlan, extra=self.extra).check()
+
+    def stream(self, rate_mbps: float, count: int) -> Stream:
+        # rate_mbps is a line rate (preamble and gap included), as the tester's rate in percent of 1 Gb/s
+        return Stream(proto=self.proto, size=self.size, rate_percent=min(100.0, rate_mbps / 10), count=count,
+                      vlan=self.vlan, extra=self.extra)
+
+
+def owd_trend(owds: list[float]) -> dict:
+    """Whether one-way delays grow over a stream (its rate is above the available bandwidth), by
+    pathload's two tests on the medians of sqrt(N) groups: PCT, the share of increases between
+    consecutive medians, and PDT, the net change over the sum of absolute changes. Increasing when
+    both agree: PCT > 0.66 and PDT > 0.45 (pathload's thresholds for a trend and for no trend).
+    Either test alone calls a trend in a quarter of the streams whose delays only wander (a queue
+    fed by Poisson cross traffic near the available bandwidth did, on the twin)."""
+    n = len(owds)
+    groups = max(2, int(math.sqrt(n)))
+    size = n // groups
+    med = [float(np.median(owds[i * size:(i + 1) * size])) for i in range(groups)]
+    steps = [b - a for a, b in zip(med, med[1:])]
+    pct = sum(1 for d in steps if d > 0) / len(steps)
+    total = sum(abs(d) for d in steps)
+    pdt = (med[-1] - med[0]) / total if total else 0.0
+    return {"pct": pct, "pdt": pdt, "increasing": pct > 0.66 and pdt > 0.45}
+
+
+def next_interval(past: list[float], edge: str | None, floor_mbps: float, top_mbps: float) -> tuple[float, float]:
+    """The next search interval: the 95 % interval of the recent results (mean +- 1.96 sd, at least
+    +-10 % of the mean); a result at an edge of its interval (the truth may lie beyond) widens that side
+    by the interval's width, so that a step is followed."""
+    mean = float(np.mean(past))
+    half = max(1.96 * float(np.std(past, ddof=1)) if len(past) > 1 else 0.0, 0.1 * mean)
+    lo, hi = mean - half, mean + half
+    if edge == "high":
+        hi += 2 * half
+    elif edge == "low":
+        lo -= 2 * half
+    return max(floor_mbps, lo), min(top_mbps, max(hi, lo + 2 * floor_mbps))
+
+
+def availbw(t: Tester, plan: AvailPlan, tx: int, rx: int, out: Path, on_round=None) -> dict:
+    """Cprobe's train for the first search interval, then rounds of probe streams at the sub-interval
+    boundaries of the interval, lowest rate first, until one's one-way delay grows: the available
+    bandwidth lies between the last rate that did not and the first that did. rounds.csv and
+    results.json are written as rounds finish; on_round(round, record) may change the path (a test
+    steps the cross traffic)."""
+    _, train = probe_run(t, tx, rx, plan.stream(1000.0, plan.train), plan.drain_s)
+    if len(train) < 2:
+        raise SettingError("the initial train did not arrive: no path to measure")
+    span = train[-1]["rx_ns"] - train[0]["rx_ns"]
+    adr = (len(train) - 1) * (plan.size + WIRE_OVERHEAD) * 8 * 1000 / span       # Mb/s, line rate
+    floor = 1.0
+    lo, hi = max(floor, adr / 2), adr
+    results = {"method": "available bandwidth by probe streams (seed 003, ImTCP)", "tx_port": tx, "rx_port": rx,
+               "train_dispersion_mbps": adr, "rounds": []}
+    smoothed = None
+    found: list[float] = []
+    with open(out / "rounds.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=["round", "t_ms", "lo_mbps", "hi_mbps", "rate_mbps", "pct", "pdt",
+                                          "increasing", "lost", "a_cur_mbps", "a_smoothed_mbps"])
+        w.writeheader()
+        t0 = t.now_ticks()
+        for rnd in range(plan.rounds):
+            step = (hi - lo) / plan.streams
+            rates = [lo + (j + 1) * step for j in range(plan.streams)]
+            below, above, tried = lo, None, []
+            for rate in rates:
+                counters, records = probe_run(t, tx, rx, plan.stream(rate, plan.frames), plan.drain_s)
+                trend = owd_trend([r["owd_ns"] for r in sorted(records, key=lambda r: r["seq"])]) \
+                    if len(records) >= 8 else {"pct": None, "pdt": None, "increasing": True}
+                increasing = trend["increasing"] or counters["lost"] > 0     # a loss is a queue that overflowed
+                tried.append({"rate_mbps": rate, **trend, "increasing": increasing, "lost": counters["lost"]})
+                if increasing:
+                    above = rate
+                    break
+                below = rate
+            if above is None:
+                a_cur, edge = hi, "high"
+            elif above == rates[0]:
+                a_cur, edge = lo, "low"
+            else:
+                a_cur, edge = (below + above) / 2, None
+            smoothed = a_cur if smoothed is None else (1 - plan.gamma) * smoothed + plan.gamma * a_cur
+            record = {"round": rnd, "t_ms": (t.now_ticks() - t0) * TICK_NS * 1e-6, "lo_mbps": lo, "hi_mbps": hi,
+                      "streams": tried, "a_cur_mbps": a_cur, "a_smoothed_mbps": smoothed, "edge": edge,
+                      "resolution_mbps": step, "model_available_mbps": model_available(t)}
+            for s in tried:
+                w.writerow({"round": rnd, "t_ms": record["t_ms"], "lo_mbps": lo, "hi_mbps": hi, **s,
+                            "a_cur_mbps": a_cur, "a_smoothed_mbps": smoothed})
+            f.flush()
+            if on_round:
+                on_round(rnd, record)
+            results["rounds"].append(record)
+            write_json_atomic(out / "results.json", results)
+            # a result at an edge says the path changed: the results before it no longer describe it
+            found = found + [a_cur] if edge is None else [a_cur]
+            lo, hi = next_interval(found[-plan.history:], edge, floor, 1000.0)
+    return results
+
+
+def model_available(t: Tester) -> float | None:
+    """On the twin, what the switch model leaves on port 0 -> 1: the smallest egress rate minus its
+    cross traffic over the enabled hops (line rate). None elsewhere."""
+    if not t.has_dut_model:
+        return None
+    hops = [t.dut_get(p) for p in t.dut_paths() if p.startswith("ab")]
+    return min(h["rate_mbps"] - h["cross_mbps"] for h in hops if h["enable"]) if any(h["enable"] for h in hops) else 1000.0
+
+
+def availbw_report(results: dict) -> str:
+    rows = results["rounds"]
+    lines = [f"# Available bandwidth by probe streams, port {results['tx_port']} → {results['rx_port']}", "",
+             f"- initial search interval from a back-to-back train's dispersion rate: "
+             f"{results['train_dispersion_mbps']:.1f} Mb/s (Cprobe; above the available bandwidth under cross traffic)",
+             "- rates are line rates (preamble and gap included); a round's result lies between the last stream "
+             "whose one-way delay did not grow and the first that did (±half a sub-interval, the column 'res.')",
+             "", "| round | tester time (ms) | interval (Mb/s) | streams | A_cur (Mb/s) | res. (Mb/s) | Ā (Mb/s) |",
+             "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['round']} | {r['t_ms']:.2f} | {r['lo_mbps']:.1f} … {r['hi_mbps']:.1f} | {len(r['streams'])} | "
+                     f"{r['a_cur_mbps']:.1f}{' (edge)' if r['edge'] else ''} | ±{r['resolution_mbps'] / 2:.1f} | "
+                     f"{r['a_smoothed_mbps']:.1f} |")
+    return "\n".join(lines) + "\n"
+
+
+def availbw_plot(out: Path, results: dict) -> Path | None:
+    """The paper's Fig. 3: the measured and the smoothed available bandwidth over time (and, on the
+    twin, what the model leaves: capacity minus cross traffic)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from fpgatest.output import save
+
+    rows = results["rounds"]
+    if not rows:
+        return None
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    ts = [r["t_ms"] for r in rows]
+    ax.plot(ts, [r["a_cur_mbps"] for r in rows], "o", color="0.4", label="measured (A_cur)")
+    ax.plot(ts, [r["a_smoothed_mbps"] for r in rows], "-", color="C0", label="smoothed (Ā)")
+    if all(r["model_available_mbps"] is not None for r in rows):
+        ax.step(ts, [r["model_available_mbps"] for r in rows], where="post", color="C3",
+                label="twin's model: capacity − cross traffic")
+    ax.set_xlabel("tester time (ms)")
+    ax.set_ylabel("available bandwidth (Mb/s, line rate)")
+    ax.legend()
+    return save(fig, ax, out / "availbw.png")

@@ -48,6 +48,11 @@ BAD_INPUT = [
     (["pairs", "--proto", "ipv6", "--capacity-size", "64"], "--capacity-size 64 below the smallest ipv6 frame"),
     (["pairs", "--spacing-us", "1"], "pair spacing 1.0 us too short for 1518-byte pairs"),
     (["pairs", "--rtt-ms", "inf"], "--rtt-ms: 'inf' is not a finite number"),
+    (["availbw", "--frames", "4"], "--frames: 4 out of range 8..512"),
+    (["availbw", "--gamma", "0"], "--gamma: 0 out of range (0, 1]"),
+    (["availbw", "--streams", "17"], "--streams: 17 out of range 2..16"),
+    (["availbw", "--history", "1"], "--history: 1 out of range 2..100"),
+    (["availbw", "--proto", "ipv6", "--size", "64"], "--size 64 below the smallest ipv6 frame"),
     (["dut", "--dut", "cross_mbps=2000"], "bad --dut 'cross_mbps=2000': 2000 out of range"),
     (["dut", "--dut", "cross_size=63"], "bad --dut 'cross_size=63': 63 out of range 64..16383"),
     (["dut", "--dut", "enable=2"], "bad --dut 'enable=2': 2 out of range 0..1"),
@@ -140,12 +145,12 @@ def test_bad_input_one_line_nothing_written(argv, message, tmp_path, capsys):
     argv = [a.replace("{tmp}", str(work)) for a in argv]
     message = message.replace("{tmp}", str(work))
     full = list(argv)
-    if argv and argv[0] in ("sweep", "run", "info", "dut", "calibrate", "rfc2544", "owd", "pairs"):
+    if argv and argv[0] in ("sweep", "run", "info", "dut", "calibrate", "rfc2544", "owd", "pairs", "availbw"):
         # a valid map, so that what is refused is the case itself (a fresh clone has no board map)
         csr = tmp_path / "csr.json"
         csr.write_text(json.dumps(GOOD_MAP))
         full += ["--csr", str(csr), "--calibration", "none"] + ([] if "--url" in argv else ["--url", NOWHERE])
-    if argv and argv[0] in ("sweep", "rfc2544", "owd", "pairs") and "--out" not in argv:
+    if argv and argv[0] in ("sweep", "rfc2544", "owd", "pairs", "availbw") and "--out" not in argv:
         full += ["--out", str(work / "results")]
     refused(full, message, capsys)
     assert files_under(work) == [], "nothing written for refused input"

@@ -115,3 +115,35 @@ def test_tcp_model_against_a_hand_computation():
     assert small["packets_per_s"] == pytest.approx(200.0) and small["buffer"] == "shortage"
     no_loss = tcp_throughput(0.001, 0.0, 10)
     assert no_loss["packets_per_s"] == pytest.approx(10_000) and math.isinf(no_loss["expected_window_packets"])
+
+
+def test_availbw_finds_and_follows_a_step(twin_link, tmp_path):
+    """Seed 003 (ImTCP) on a 300 Mb/s bottleneck with Poisson cross traffic of 64-byte frames: at
+    100 Mb/s the available bandwidth is 200 Mb/s; from round 6 the cross traffic is 200 Mb/s and it
+    is 100 Mb/s. Tolerance: 10 % of the truth plus half the round's sub-interval (the rate step that
+    bounds a result): near the available bandwidth a stream's delays wander with the Poisson queue. The first round starts from a train's dispersion rate; rounds 3-5 must be
+    within it, and after the step the result must be back within it by the fourth round and stay."""
+    from fpgatest.probes import AvailPlan, availbw
+
+    set_model(twin_link, {"per_byte_ns": HOP2_PER_BYTE_NS, "rate_mbps": 300, "cross_mbps": 100, "cross_size": 64,
+                          "cross_random": True})
+    url, csr = twin_link
+    with Device(url, csr) as dev:
+        t = Tester(dev)
+
+        def step(rnd, record):
+            if rnd == 5:
+                t.dut_set("ab2", cross_mbps=200)
+
+        res = availbw(t, AvailPlan("ipv4", rounds=12), 0, 1, tmp_path, on_round=step)
+    rounds = res["rounds"]
+
+    def close(r, truth):
+        return abs(r["a_cur_mbps"] - truth) <= 0.1 * truth + r["resolution_mbps"] / 2
+
+    assert [r["model_available_mbps"] for r in rounds] == pytest.approx([200.0] * 6 + [100.0] * 6)
+    assert all(close(r, 200.0) for r in rounds[3:6]), [r["a_cur_mbps"] for r in rounds]
+    assert all(close(r, 100.0) for r in rounds[9:]), [r["a_cur_mbps"] for r in rounds]
+    assert rounds[6]["edge"] == "low", "the step is seen at once: every stream of the old interval is too fast"
+    assert all(s["lost"] == 0 for r in rounds for s in r["streams"])
+    assert (tmp_path / "rounds.csv").read_text().count("\n") == 1 + sum(len(r["streams"]) for r in rounds)
