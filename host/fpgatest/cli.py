@@ -162,7 +162,8 @@ def open_tester(args):
             if log:
                 log.close()
     else:
-        csr = Path(args.csr) if args.csr else BOARD_CSR
+        # socket:// is how a running twin serves UARTBone: its map is the twin's
+        csr = Path(args.csr) if args.csr else TWIN_CSR if args.url.startswith("socket://") else BOARD_CSR
         with Device(args.url, csr) as dev:
             yield Tester(dev)
 
@@ -717,7 +718,8 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("--url", default="twin",
                         help="'twin' (start the digital twin), /dev/ttyUSB0 (board UART), socket://HOST:PORT "
                              "(a running twin) or udp://IP[:PORT] (Etherbone)")
-    common.add_argument("--csr", default=None, help="csr.json of the build (default: the twin's or the board's)")
+    common.add_argument("--csr", default=None,
+                        help="csr.json of the build (default: the twin's for 'twin' and socket://, else the board's)")
     common.add_argument("--calibration", default=None,
                         help=f"calibration file to apply (default {DEFAULT_CALIBRATION} if present; 'none' for none)")
     common.add_argument("--tx-port", type=bounded(int, 0, 255), default=0, help="sending port")

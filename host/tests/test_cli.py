@@ -218,6 +218,14 @@ def test_info(twin_link, capsys):
     assert cli(twin_link, "info") == 0
     text = capsys.readouterr().out
     assert "matches the gateware" in text and "dut ab: store-and-forward" in text
+    assert "dut ab2: a wire (enable=0)" in text
+
+
+def test_socket_url_defaults_to_the_twins_map(twin_link, capsys):
+    """The README's `fpgatest dut --url socket://...` needs no --csr: socket:// is a twin."""
+    url, _ = twin_link
+    assert main(["dut", "--url", url, "--calibration", "none", "--dut-path", "ba", "--dut", "latency_ns=1000"]) == 0
+    assert '"latency_ns": 1000.0' in capsys.readouterr().out
 
 
 def test_calibrate_restores_the_twin(twin_link, monkeypatch):
@@ -228,11 +236,19 @@ def test_calibrate_restores_the_twin(twin_link, monkeypatch):
     url, csr = twin_link
     with Device(url, csr) as dev:
         t = Tester(dev)
-        t.dut_set("ab", latency_ns=1234, per_byte_ns=8, dither=False, cable_in_ns=5, cut_through=False)
+        t.dut_set("ab", latency_ns=1234, per_byte_ns=8, dither=False, cable_in_ns=5, cut_through=False,
+                  cross_mbps=50, cross_size=64)
+        # a second hop on: calibration must see cables only (it makes hop 2 a wire for its runs)
+        t.dut_set("ab2", enable=True, latency_ns=3000, per_byte_ns=20, rate_mbps=400)
         t.set_calibration(16, [8, 4])
-        before = (t.dut_registers("ab"), t.calibration())
-        calibrate(t, [1, 10], frames=200)
-        assert (t.dut_registers("ab"), t.calibration()) == before
+
+        def state():
+            return t.dut_registers("ab"), t.dut_registers("ab2"), t.calibration()
+
+        before = state()
+        cal = calibrate(t, [1, 10], frames=200)
+        assert state() == before
+        assert cal["ns_per_m"] == pytest.approx(4.72, abs=0.2) and cal["internal_ns"] == pytest.approx(408, abs=4)
 
         calls = []
 
@@ -245,10 +261,11 @@ def test_calibrate_restores_the_twin(twin_link, monkeypatch):
         monkeypatch.setattr(measure, "measure_cable", failing)
         with pytest.raises(RuntimeError):
             calibrate(t, [1, 10, 20], frames=200)
-        assert (t.dut_registers("ab"), t.calibration()) == before
+        assert state() == before
         assert not t.busy(0)
         t.set_calibration(0, [0, 0])
-        t.dut_set("ab", latency_ns=1000, cable_in_ns=0)
+        t.dut_set("ab", latency_ns=1000, cable_in_ns=0, cross_mbps=0)
+        t.dut_set("ab2", enable=False)
 
 
 def _twins() -> int:
