@@ -1,9 +1,15 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Shared fixtures: a running digital twin for tests that drive it over its real transport (TCP + UARTBone)."""
 
+import sys
+from pathlib import Path
+
 import pytest
 
-from boards import twin
+# the reference models and frame format (sim/models, sim/common) for host tests too, whatever runs first
+sys.path.insert(0, str(Path(__file__).resolve().parent / "sim"))
+
+from boards import twin  # noqa: E402
 
 
 @pytest.fixture(scope="session")

@@ -13,8 +13,12 @@ from litex_soc.tester import ROOT
 from litex_soc.verilog_ports import module_ports
 
 MODEL = ROOT / "sim" / "models" / "dut_switch_path.v"
-# what shapes the twin beyond the tester (its build id): this file and the model
-MODEL_SOURCES = (MODEL, ROOT / "litex_soc" / "dut_model.py")
+CAPTURE = ROOT / "sim" / "models" / "gmii_capture.v"
+# what shapes the twin beyond the tester (its build id): this file and the models
+MODEL_SOURCES = (MODEL, CAPTURE, ROOT / "litex_soc" / "dut_model.py")
+# the capture taps: file (in the twin's run directory) -> which wire; host/fpgatest/capture.py reads them
+CAPTURE_TAPS = {"port0-tx.txt": ("a", "tx"), "port1-rx.txt": ("b", "rx"),
+                "port1-tx.txt": ("b", "tx"), "port0-rx.txt": ("a", "rx")}
 
 Q16 = 1 << 16
 # a plain gigabit store-and-forward switch: 1 us processing, 8 ns/byte, 1 Gb/s egress, 512 KiB
@@ -61,6 +65,19 @@ def gmii_signals():
             "rx": {"data": Signal(8), "dv": Signal(), "er": Signal()}}
 
 
+class Capture(LiteXModule):
+    """Every frame on the four tester wires written to text files while `enable` is set (twin only)."""
+
+    def __init__(self, time_tick, ports: dict):
+        self.enable = CSRStorage(1, description="write every frame on the tester's wires to port<N>-<tx|rx>.txt "
+                                                "in the twin's run directory")
+        for name, (port, side) in CAPTURE_TAPS.items():
+            wire = ports[port][side]
+            self.specials += Instance("gmii_capture", p_FILE=name, i_clk=ClockSignal("tester"),
+                                      i_time_tick=time_tick, i_d=wire["data"],
+                                      i_en=wire["en"] if side == "tx" else wire["dv"], i_cfg_enable=self.enable.storage)
+
+
 def add_switch_model(soc, port_a: dict, port_b: dict) -> None:
     """Join two tester ports through the model: a.tx -> path ab -> path ab2 (a wire by default) -> b.rx
     and b.tx -> path ba -> a.rx."""
@@ -69,4 +86,6 @@ def add_switch_model(soc, port_a: dict, port_b: dict) -> None:
     soc.comb += middle["en"].eq(middle["dv"])
     soc.add_module("dut_ab", SwitchPath(port_a["tx"], middle))
     soc.add_module("dut_ab2", SwitchPath(middle, port_b["rx"], enable=0))
+    soc.platform.add_source(str(CAPTURE))
+    soc.add_module("capture", Capture(soc.tester.time_tick, {"a": port_a, "b": port_b}))
     soc.add_module("dut_ba", SwitchPath(port_b["tx"], port_a["rx"]))

@@ -145,7 +145,8 @@ def stream_fields(args, tx_port: int, rx_port: int) -> tuple[int | None, dict]:
 
 @contextlib.contextmanager
 def open_tester(args):
-    """A Tester at --url (the twin, started for this command, when --url is 'twin')."""
+    """A Tester at --url (the twin, started for this command, when --url is 'twin'), its wires captured
+    to --capture while the command runs (twin only)."""
     from fpgatest.driver import Device
     from fpgatest.tester import Tester
 
@@ -157,7 +158,8 @@ def open_tester(args):
         try:
             with twin.running(log=log) as (url, csr):
                 with Device(url, Path(args.csr) if args.csr else csr) as dev:
-                    yield Tester(dev)
+                    with _captured(Tester(dev), args, csr.parent, url) as t:
+                        yield t
         finally:
             if log:
                 log.close()
@@ -165,7 +167,27 @@ def open_tester(args):
         # socket:// is how a running twin serves UARTBone: its map is the twin's
         csr = Path(args.csr) if args.csr else TWIN_CSR if args.url.startswith("socket://") else BOARD_CSR
         with Device(args.url, csr) as dev:
-            yield Tester(dev)
+            with _captured(Tester(dev), args, TWIN_CSR.parent, args.url) as t:
+                yield t
+
+
+@contextlib.contextmanager
+def _captured(tester, args, twin_dir: Path, url: str):
+    """--capture FILE: the twin's taps on from here to the end of the command (however it ends), then
+    FILE written as pcapng. The taps write into the twin's run directory, twin_dir/run-PORT."""
+    target = getattr(args, "capture", None)
+    if not target:
+        yield tester
+        return
+    from fpgatest.capture import TwinCapture
+
+    capture = TwinCapture(tester, twin_dir / f"run-{url.rsplit(':', 1)[-1]}")
+    capture.start()
+    try:
+        yield tester
+    finally:
+        frames = capture.stop(Path(target))
+        print(f"fpgatest: {frames} frames captured to {target}", file=sys.stderr)
 
 
 def is_twin(args) -> bool:
@@ -726,6 +748,9 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("--rx-port", type=bounded(int, 0, 255), default=1, help="receiving port")
     common.add_argument("--ignore-link", action="store_true",
                         help="measure even when a port's PHY reports no link at 1000 Mb/s full duplex (experts)")
+    common.add_argument("--capture", default=None, metavar="FILE",
+                        help="twin only: write every frame on both ports' wires, both directions, to FILE as "
+                             "pcapng (timestamps: the tester's clock, ns)")
     common.add_argument("--dut", action="append", metavar="KEY=VALUE",
                         help="twin only: set the switch model first, e.g. latency_ns=2000, rate_mbps=500, "
                              "buffer_bytes=16384, cut_through=1 (repeatable)")
@@ -918,6 +943,8 @@ def main(argv=None) -> int:
     try:
         args = build_parser().parse_args(argv)
         parse_dut(getattr(args, "dut", None))   # every --dut value checked before anything is opened
+        if getattr(args, "capture", None):
+            check_writable(Path(args.capture), "file")
         return args.func(args)
     except (UserError, SettingError, MapError, LinkError, FileExistsError, ValueError, RuntimeError,
             TimeoutError, OSError) as err:

@@ -48,6 +48,8 @@ BAD_INPUT = [
     (["pairs", "--proto", "ipv6", "--capacity-size", "64"], "--capacity-size 64 below the smallest ipv6 frame"),
     (["pairs", "--spacing-us", "1"], "pair spacing 1.0 us too short for 1518-byte pairs"),
     (["pairs", "--rtt-ms", "inf"], "--rtt-ms: 'inf' is not a finite number"),
+    (["sweep", "--capture", "/dev/null/wire.pcapng"], "cannot write /dev/null/wire.pcapng"),
+    (["owd", "--capture", "{tmp}"], "exists and is not a file"),
     (["availbw", "--frames", "4"], "--frames: 4 out of range 8..512"),
     (["availbw", "--gamma", "0"], "--gamma: 0 out of range (0, 1]"),
     (["availbw", "--streams", "17"], "--streams: 17 out of range 2..16"),

@@ -1,0 +1,96 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""Captures of the twin's wires as pcapng: every frame on port 0 and port 1, both directions, with the
+tester's clock as the timestamp (ns resolution; time since the twin's reset).
+
+The twin's gmii_capture taps (sim/models/gmii_capture.v) write one line per frame while the
+`capture_enable` register is set: "<tick at the SFD> <frame bytes in hex>". A capture enables them,
+notes where each file ends, and at the end reads what was added and writes pcapng: one interface per
+port ("port0", "port1"), each packet flagged inbound (RX) or outbound (TX).
+"""
+
+import struct
+from decimal import Decimal
+from pathlib import Path
+
+from scapy.utils import RawPcapNgWriter
+
+TICK_NS = 8
+LINKTYPE_ETHERNET = 1
+# file -> (interface, direction as pcapng's EPB flags: 1 inbound, 2 outbound)
+TAPS = {"port0-tx.txt": ("port0", 2), "port0-rx.txt": ("port0", 1),
+        "port1-tx.txt": ("port1", 2), "port1-rx.txt": ("port1", 1)}
+SETTLE_TICKS = 20_000     # longer than the longest frame: every frame begun while enabled has ended
+
+
+class NsPcapNgWriter(RawPcapNgWriter):
+    """scapy's pcapng writer with nanosecond timestamps (if_tsresol = 9 in every interface block)."""
+
+    def __init__(self, filename: str):
+        super().__init__(filename)
+        self.tsresol = 10 ** 9
+
+    def _write_block_idb(self, linktype, ifname=None):
+        opts = b""
+        if ifname is not None:
+            opts += struct.pack(self.endian + "HH", 2, len(ifname)) + self._add_padding(ifname)
+        opts += struct.pack(self.endian + "HHB", 9, 1, 9) + b"\x00" * 3       # if_tsresol: 10^-9 s
+        opts += struct.pack(self.endian + "HH", 0, 0)
+        block = struct.pack(self.endian + "HHI", linktype, 0, 262144)
+        self.f.write(self.build_block(struct.pack(self.endian + "I", 1), block, options=opts))
+
+
+class CaptureError(RuntimeError):
+    """A capture that cannot be taken (not a twin, no run directory)."""
+
+
+class TwinCapture:
+    """Capture the twin's wires from start() to stop(target)."""
+
+    def __init__(self, tester, run_dir: Path):
+        if "capture_enable" not in tester.dev.map:
+            raise CaptureError("--capture: this target has no capture taps (the twin has them; a board does not)")
+        self.t = tester
+        self.run_dir = Path(run_dir)
+        if not all((self.run_dir / name).exists() for name in TAPS):
+            raise CaptureError(f"--capture: no capture files in {self.run_dir} (a twin from another checkout "
+                               "or an older build?)")
+        self.offsets: dict[str, int] = {}
+
+    def start(self) -> None:
+        self.offsets = {name: (self.run_dir / name).stat().st_size for name in TAPS}
+        self.t.dev.write("capture_enable", 1)
+
+    def stop(self, target: Path) -> int:
+        """Stop, wait until the frames in flight have ended, write target; returns the frames written."""
+        self.t.dev.write("capture_enable", 0)
+        self.t.wait_ticks(SETTLE_TICKS)
+        frames = []
+        for name, (ifname, direction) in TAPS.items():
+            with open(self.run_dir / name, "rb") as f:
+                f.seek(self.offsets[name])
+                for line in f.read().decode().splitlines():
+                    tick, _, data = line.partition(" ")
+                    if tick.isdigit() and data:
+                        frames.append((int(tick), name, ifname, direction, bytes.fromhex(data)))
+        frames.sort(key=lambda x: (x[0], x[1]))
+        write_pcapng(target, frames)
+        return len(frames)
+
+
+def write_pcapng(target: Path, frames: list[tuple]) -> None:
+    """(tick, tap, interface, direction, bytes) in time order -> pcapng, via a temporary file."""
+    tmp = Path(str(target) + ".part")
+    w = NsPcapNgWriter(str(tmp))
+    try:
+        w.header_present = True
+        w._write_block_shb()
+        ids = {}
+        for name in ("port0", "port1"):          # both interfaces, in this order: ids 0 and 1
+            ids[name] = len(ids)
+            w._write_block_idb(LINKTYPE_ETHERNET, name.encode())
+        for tick, _, ifname, direction, data in frames:
+            w._write_block_epb(data, ifid=ids[ifname], timestamp=Decimal(tick * TICK_NS) / Decimal(10 ** 9),
+                               flags=direction)
+    finally:
+        w.close()
+    tmp.replace(target)
