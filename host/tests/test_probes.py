@@ -120,9 +120,12 @@ def test_tcp_model_against_a_hand_computation():
 def test_availbw_finds_and_follows_a_step(twin_link, tmp_path):
     """Seed 003 (ImTCP) on a 300 Mb/s bottleneck with Poisson cross traffic of 64-byte frames: at
     100 Mb/s the available bandwidth is 200 Mb/s; from round 6 the cross traffic is 200 Mb/s and it
-    is 100 Mb/s. Tolerance: 10 % of the truth plus half the round's sub-interval (the rate step that
-    bounds a result): near the available bandwidth a stream's delays wander with the Poisson queue. The first round starts from a train's dispersion rate; rounds 3-5 must be
-    within it, and after the step the result must be back within it by the fourth round and stay."""
+    is 100 Mb/s. Tolerance, from the method's own spread on the twin (a stream near the available
+    bandwidth feeds a queue that wanders with the Poisson cross traffic, so its trend test can go
+    either way): each round within 10 % (before the step) or 15 % (after it) of the truth plus half
+    the round's sub-interval, and the last three rounds' mean within 10 %. The first round starts
+    from a train's dispersion rate; rounds 3-5 must be within it, and after the step from the
+    fourth round on (the search walks down by edge results in rounds 6-8)."""
     from fpgatest.probes import AvailPlan, availbw
 
     set_model(twin_link, {"per_byte_ns": HOP2_PER_BYTE_NS, "rate_mbps": 300, "cross_mbps": 100, "cross_size": 64,
@@ -138,12 +141,14 @@ def test_availbw_finds_and_follows_a_step(twin_link, tmp_path):
         res = availbw(t, AvailPlan("ipv4", rounds=12), 0, 1, tmp_path, on_round=step)
     rounds = res["rounds"]
 
-    def close(r, truth):
-        return abs(r["a_cur_mbps"] - truth) <= 0.1 * truth + r["resolution_mbps"] / 2
+    def close(r, truth, share):
+        return abs(r["a_cur_mbps"] - truth) <= share * truth + r["resolution_mbps"] / 2
 
     assert [r["model_available_mbps"] for r in rounds] == pytest.approx([200.0] * 6 + [100.0] * 6)
-    assert all(close(r, 200.0) for r in rounds[3:6]), [r["a_cur_mbps"] for r in rounds]
-    assert all(close(r, 100.0) for r in rounds[9:]), [r["a_cur_mbps"] for r in rounds]
+    found = [r["a_cur_mbps"] for r in rounds]
+    assert all(close(r, 200.0, 0.10) for r in rounds[3:6]), found
+    assert all(close(r, 100.0, 0.15) for r in rounds[9:]), found
+    assert abs(sum(found[9:]) / 3 - 100.0) <= 10.0, found
     assert rounds[6]["edge"] == "low", "the step is seen at once: every stream of the old interval is too fast"
     assert all(s["lost"] == 0 for r in rounds for s in r["streams"])
     assert (tmp_path / "rounds.csv").read_text().count("\n") == 1 + sum(len(r["streams"]) for r in rounds)
