@@ -37,6 +37,10 @@ TESTER_CLK_FREQ = 125e6
 SYS_CLK_FREQ = 62.5e6
 BUILD_DIR = ROOT / "build" / "twin"
 DEFAULT_PORT = 4327
+# the UARTBone bridge to TCP: LiteX's serial2tcp made safe for a shared machine (loopback only, one
+# client at a time, a client may come and go): sim/twin/modules/fpgatest_serial2tcp
+MODULES = ROOT / "sim" / "twin" / "modules"
+SERIAL_MODULE = "fpgatest_serial2tcp"
 
 _io = [
     ("sys_clk", 0, Pins(1)),
@@ -91,7 +95,7 @@ def sim_config(port: int) -> SimConfig:
     config = SimConfig()
     config.add_clocker("sys_clk", freq_hz=int(SYS_CLK_FREQ))
     config.add_clocker("tester_clk", freq_hz=int(TESTER_CLK_FREQ))
-    config.add_module("serial2tcp", "serial", args={"port": port})
+    config.add_module(SERIAL_MODULE, "serial", args={"port": port})
     return config
 
 
@@ -100,8 +104,13 @@ def build(build_dir: Path = BUILD_DIR, threads: int = 1) -> None:
     soc = TwinSoC()
     builder = Builder(soc, output_dir=str(build_dir), compile_software=False, compile_gateware=False,
                       csr_json=str(build_dir / "csr.json"), csr_csv=str(build_dir / "csr.csv"))
+    # our serial bridge module, built beside LiteX's (LiteX writes a variables.mak next to it: a copy
+    # in the build directory keeps the source tree clean)
+    mods = build_dir / "extra_mods"
+    shutil.rmtree(mods, ignore_errors=True)
+    shutil.copytree(MODULES / SERIAL_MODULE, mods / SERIAL_MODULE)
     builder.build(sim_config=sim_config(DEFAULT_PORT), run=False, threads=threads, opt_level="O3",
-                  interactive=False)
+                  interactive=False, extra_mods=[SERIAL_MODULE], extra_mods_path=str(mods))
     gateware = build_dir / "gateware"
     # LiteX compiles only when it also runs; compile here so --run starts at once
     result = subprocess.run(["bash", "build_sim.sh"], cwd=gateware, capture_output=True, text=True)
@@ -127,7 +136,7 @@ def command(port: int, build_dir: Path = BUILD_DIR) -> tuple[list[str], Path]:
 
 
 SOURCES = [*sorted((ROOT / "rtl").rglob("*.v")), *sorted((ROOT / "sim" / "models").glob("*.v")),
-           *sorted((ROOT / "litex_soc").glob("*.py")), Path(__file__)]
+           *sorted((ROOT / "litex_soc").glob("*.py")), *sorted(MODULES.rglob("*")), Path(__file__)]
 
 
 def up_to_date(build_dir: Path = BUILD_DIR) -> bool:
@@ -166,8 +175,11 @@ def running(port: int | None = None, build_dir: Path = BUILD_DIR, log=None):
                 if time.monotonic() > deadline:
                     raise RuntimeError(f"twin did not open port {port} within 60 s") from None
                 time.sleep(0.1)
-        # serial2tcp tears down its session when it sees the probe's EOF: let it, before the real client
-        time.sleep(0.5)
+        # the bridge frees its session when it sees the probe's EOF (or when the next client comes)
+        time.sleep(0.1)
+        # LiteX's simulator opens sim.vcd whether or not tracing was asked for (only a header is
+        # written): nothing is left in the run directory
+        (cwd / "sim.vcd").unlink(missing_ok=True)
         yield f"socket://127.0.0.1:{port}", build_dir / "csr.json"
     finally:
         proc.terminate()

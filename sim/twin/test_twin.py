@@ -4,6 +4,7 @@ the model's pacing, second hop and cross traffic against their formulas."""
 
 import json
 import math
+import socket
 
 import pytest
 
@@ -192,3 +193,31 @@ def test_cross_traffic_constant_and_poisson(tester):
         assert rx["foreign"] == rx["rx_frames"] == d["cross_out"] - before["cross_out"] > 0
         assert rx["fcs_errors"] == 0 and rx["runts"] == 0
         assert rx["rx_bytes"] == rx["foreign"] * size
+
+
+def test_the_twin_serves_one_local_client(twin_link):
+    """The twin listens on 127.0.0.1 only; while a client is connected, others (a port scan, a second
+    tool) are closed at once and the first keeps working; a client may come and go."""
+    url, csr = twin_link
+    port = int(url.rsplit(":", 1)[1])
+    listening = [line.split()[1] for line in open("/proc/net/tcp").read().splitlines()[1:]
+                 if line.split()[3] == "0A" and int(line.split()[1].split(":")[1], 16) == port]
+    assert listening == [f"0100007F:{port:04X}"], listening
+    build_id = json.loads(csr.read_text())["constants"]["fpgatest_build_id"]
+    with Device(url, csr) as dev:
+        for _ in range(5):
+            socket.create_connection(("127.0.0.1", port), timeout=2).close()   # connect and close
+        other = socket.create_connection(("127.0.0.1", port), timeout=2)
+        other.settimeout(5)
+        other.sendall(b"\x02\x01\x00\x00\x00\x00")                       # half a command
+        try:
+            closed = other.recv(1) == b""
+        except ConnectionResetError:       # closed with our bytes unread: a reset
+            closed = True
+        assert closed, "a second client is closed"
+        other.close()
+        assert all(dev.read("tester_build_id") == build_id for _ in range(3))
+    for _ in range(3):                                                      # one after the other
+        with Device(url, csr) as dev:
+            assert dev.read("tester_build_id") == build_id
+    assert not (csr.parent / f"run-{port}" / "sim.vcd").exists()
