@@ -114,9 +114,10 @@ def build(build_dir: Path = BUILD_DIR, threads: int = 1) -> None:
     gateware = build_dir / "gateware"
     # LiteX compiles only when it also runs; compile here so --run starts at once
     result = subprocess.run(["bash", "build_sim.sh"], cwd=gateware, capture_output=True, text=True)
+    sys.stdout.write(result.stdout)
+    sys.stderr.write(result.stderr)
     if result.returncode != 0:
-        sys.stderr.write(result.stdout[-5000:] + result.stderr[-5000:])
-        raise SystemExit("twin: Verilator build failed")
+        raise RuntimeError("twin: Verilator build failed")
     constants = json.loads((build_dir / "csr.json").read_text())["constants"]
     (build_dir / "twin.built").write_text(json.dumps({"build_id": constants["fpgatest_build_id"]}))
 
@@ -145,8 +146,38 @@ def up_to_date(build_dir: Path = BUILD_DIR) -> bool:
 
 
 def ensure_built(build_dir: Path = BUILD_DIR) -> None:
-    if not up_to_date(build_dir):
-        build(build_dir)
+    """Build when a source changed: one line on stderr, LiteX's and Verilator's output in
+    build_dir/build.log (named in the error when the build fails)."""
+    if up_to_date(build_dir):
+        return
+    build_dir.mkdir(parents=True, exist_ok=True)
+    log_path = build_dir / "build.log"
+    start = time.monotonic()
+    print(f"fpgatest: building the twin (LiteX + Verilator, a few minutes; log {log_path}) ...",
+          file=sys.stderr, flush=True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    try:
+        with open(log_path, "w") as log:
+            os.dup2(log.fileno(), 1)
+            os.dup2(log.fileno(), 2)
+            try:   # Python's own streams too: a caller (pytest) may have replaced them
+                with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
+                    build(build_dir)
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os.dup2(saved[0], 1)
+                os.dup2(saved[1], 2)
+    except BaseException as err:
+        if isinstance(err, KeyboardInterrupt):
+            raise
+        raise RuntimeError(f"the twin did not build ({err}): see {log_path}") from None
+    finally:
+        os.close(saved[0])
+        os.close(saved[1])
+    print(f"fpgatest: twin built in {time.monotonic() - start:.0f} s", file=sys.stderr, flush=True)
 
 
 def free_port() -> int:

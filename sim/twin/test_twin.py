@@ -5,6 +5,7 @@ the model's pacing, second hop and cross traffic against their formulas."""
 import json
 import math
 import socket
+import sys
 
 import pytest
 
@@ -221,3 +222,26 @@ def test_the_twin_serves_one_local_client(twin_link):
         with Device(url, csr) as dev:
             assert dev.read("tester_build_id") == build_id
     assert not (csr.parent / f"run-{port}" / "sim.vcd").exists()
+
+
+def test_a_twin_build_is_one_line_and_a_log(monkeypatch, tmp_path, capfd):
+    """Building the twin shows one line; LiteX's and Verilator's output go to build.log, which a
+    failure names (here a build that prints 200 lines and fails)."""
+    from boards import twin
+
+    def noisy_build(build_dir):
+        for i in range(200):
+            print(f"litex says {i}")
+        print("verilator: %Error: something", file=sys.stderr)
+        raise RuntimeError("twin: Verilator build failed")
+
+    monkeypatch.setattr(twin, "up_to_date", lambda build_dir: False)
+    monkeypatch.setattr(twin, "build", noisy_build)
+    with pytest.raises(RuntimeError, match=f"see {tmp_path / 'build.log'}"):
+        twin.ensure_built(tmp_path)
+    out, err = capfd.readouterr()
+    assert out == "" and err.count("\n") == 1 and "building the twin" in err
+    log = (tmp_path / "build.log").read_text()
+    assert "litex says 199" in log and "%Error: something" in log
+    print("stdout is back")
+    assert capfd.readouterr().out == "stdout is back\n"
