@@ -30,7 +30,7 @@ def _settings(url, csr):
     from fpgatest.driver import Device
 
     with Device(url, csr) as dev:
-        names = [n for n in dev.map.registers if n.startswith(("dut_", "capture_")) and "_cfg_" in n or
+        names = [n for n in dev.map.registers if (n.startswith("dut_") and "_cfg_" in n) or
                  n in ("capture_enable", "tester_cal_internal") or n.endswith("_cal_cable")]
         return dev.read_many(names)
 

@@ -491,9 +491,25 @@ def _results_dir(args, name: str, marker: str) -> Path:
     return out
 
 
-def _probe_session(args, out: Path, meta: dict, body) -> int:
+def _probe_args(args, *size_flags: str) -> tuple[int | None, dict, int, float]:
+    """What every probe command takes from the common options: (VLAN tag, address registers, the
+    smallest frame of the protocol, the drain time); each of size_flags refused below that frame."""
+    from fpgatest.tester import min_size
+
+    vlan, extra = stream_fields(args, args.tx_port, args.rx_port)
+    low = min_size(args.proto, vlan is not None)
+    for flag in size_flags:
+        size = getattr(args, flag.lstrip("-").replace("-", "_"))
+        if size < low:
+            raise UserError(f"{flag} {size} below the smallest {args.proto} frame ({low} bytes)")
+    drain_s = args.drain if args.drain is not None else PROBE_DRAIN_S["twin" if is_twin(args) else "board"]
+    return vlan, extra, low, drain_s
+
+
+def _probe_session(args, out: Path, meta: dict, measure, report, plot) -> int:
     """Open the tester, set it up as every measuring command does, mark run.json stopped until the end,
-    run body(tester) and keep what was measured when stopped."""
+    run measure(tester) (what was measured is kept when stopped), then write report.md from
+    report(results), plot(out, results), and print the report."""
     from fpgatest.output import write_json_atomic
 
     with open_tester(args) as t:
@@ -508,11 +524,16 @@ def _probe_session(args, out: Path, meta: dict, body) -> int:
         out.mkdir(parents=True, exist_ok=True)
         write_json_atomic(out / "run.json", {**meta, "stopped": True})
         try:
-            body(t)
+            results = measure(t)
         except KeyboardInterrupt as stopped:
             print(f"fpgatest: interrupted; what was measured is kept in {out}", file=sys.stderr)
             return stopped_status(stopped)
     write_json_atomic(out / "run.json", meta)
+    text = report(results)
+    (out / "report.md").write_text(text)
+    plot(out, results)
+    print(text)
+    print(f"results: {out}")
     return 0
 
 
@@ -520,42 +541,29 @@ def cmd_owd(args) -> int:
     from dataclasses import asdict
 
     from fpgatest.measure import parse_sizes
+    from fpgatest.output import number_text
     from fpgatest.probes import OwdPlan, owd, owd_plot, owd_report, random_sizes
-    from fpgatest.tester import min_size
 
-    vlan, extra = stream_fields(args, args.tx_port, args.rx_port)
-    low = min_size(args.proto, vlan is not None)
+    vlan, extra, low, drain_s = _probe_args(args)
     if args.sizes:
         sizes = parse_sizes(args.sizes, low)
     else:
         if args.max_size < low:
             raise UserError(f"--max-size {args.max_size} below the smallest {args.proto} probe ({low} bytes)")
         sizes = random_sizes(args.random, low, args.max_size, args.seed)
-    drain_s = args.drain if args.drain is not None else PROBE_DRAIN_S["twin" if is_twin(args) else "board"]
     plan = OwdPlan(args.proto, sizes, probes=args.probes, spacing_us=args.spacing_us, drain_s=drain_s, vlan=vlan,
                    extra=extra)
     plan.check()
-    alpha = None
-    if args.alpha_from:
-        alpha = _alpha_from(Path(args.alpha_from))
+    alpha = _alpha_from(Path(args.alpha_from)) if args.alpha_from else None
     out = _results_dir(args, "owd", "probes.csv")
-    results = {}
 
-    def body(t):
-        def show(row):
-            print(f"fpgatest: {row['size_bytes']} B: {row['received']}/{row['probes']} probes, min one-way delay "
-                  f"{row['owd_min_ns'] if row['owd_min_ns'] is not None else '—'} ns", file=sys.stderr)
-        results.update(owd(t, plan, args.tx_port, args.rx_port, out, alpha, on_size=show))
+    def show(row):
+        print(f"fpgatest: {row['size_bytes']} B: {row['received']}/{row['probes']} probes, min one-way delay "
+              f"{number_text(row['owd_min_ns'])} ns", file=sys.stderr)
 
-    status = _probe_session(args, out, {"command": "owd", "proto": args.proto, "plan": asdict(plan)}, body)
-    if status:
-        return status
-    report = owd_report(results)
-    (out / "report.md").write_text(report)
-    owd_plot(out, results)
-    print(report)
-    print(f"results: {out}")
-    return 0
+    return _probe_session(args, out, {"command": "owd", "proto": args.proto, "plan": asdict(plan)},
+                          lambda t: owd(t, plan, args.tx_port, args.rx_port, out, alpha, on_size=show),
+                          owd_report, owd_plot)
 
 
 def _alpha_from(path: Path) -> dict:
@@ -578,14 +586,8 @@ def cmd_pairs(args) -> int:
     from dataclasses import asdict
 
     from fpgatest.probes import PairsPlan, pairs, pairs_plot, pairs_report
-    from fpgatest.tester import min_size
 
-    vlan, extra = stream_fields(args, args.tx_port, args.rx_port)
-    low = min_size(args.proto, vlan is not None)
-    for flag, size in (("--size", args.size), ("--capacity-size", args.capacity_size)):
-        if size < low:
-            raise UserError(f"{flag} {size} below the smallest {args.proto} frame ({low} bytes)")
-    drain_s = args.drain if args.drain is not None else PROBE_DRAIN_S["twin" if is_twin(args) else "board"]
+    vlan, extra, _, drain_s = _probe_args(args, "--size", "--capacity-size")
     plan = PairsPlan(args.proto, size=args.size, capacity_size=args.capacity_size, pairs=args.pairs,
                      pair_spacing_us=args.spacing_us, window=args.window, probe_load=args.probe_load,
                      drain_s=drain_s, vlan=vlan, extra=extra)
@@ -595,55 +597,28 @@ def cmd_pairs(args) -> int:
     if tcp["window_bytes"] < tcp["mss_bytes"]:
         raise UserError(f"--window-bytes {args.window_bytes} below one --mss ({args.mss} bytes)")
     out = _results_dir(args, "pairs", "pairs.csv")
-    results = {}
-
-    def body(t):
-        results.update(pairs(t, plan, args.tx_port, args.rx_port, out, tcp))
-
-    status = _probe_session(args, out, {"command": "pairs", "proto": args.proto, "plan": asdict(plan), "tcp": tcp},
-                            body)
-    if status:
-        return status
-    report = pairs_report(results)
-    (out / "report.md").write_text(report)
-    pairs_plot(out, results)
-    print(report)
-    print(f"results: {out}")
-    return 0
+    return _probe_session(args, out, {"command": "pairs", "proto": args.proto, "plan": asdict(plan), "tcp": tcp},
+                          lambda t: pairs(t, plan, args.tx_port, args.rx_port, out, tcp), pairs_report, pairs_plot)
 
 
 def cmd_availbw(args) -> int:
     from dataclasses import asdict
 
     from fpgatest.probes import AvailPlan, availbw, availbw_plot, availbw_report
-    from fpgatest.tester import min_size
 
-    vlan, extra = stream_fields(args, args.tx_port, args.rx_port)
-    if args.size < min_size(args.proto, vlan is not None):
-        raise UserError(f"--size {args.size} below the smallest {args.proto} frame "
-                        f"({min_size(args.proto, vlan is not None)} bytes)")
-    drain_s = args.drain if args.drain is not None else PROBE_DRAIN_S["twin" if is_twin(args) else "board"]
+    vlan, extra, _, drain_s = _probe_args(args, "--size")
     plan = AvailPlan(args.proto, size=args.size, frames=args.frames, streams=args.streams, rounds=args.rounds,
                      gamma=args.gamma, history=args.history, drain_s=drain_s, vlan=vlan, extra=extra)
     plan.check()
     out = _results_dir(args, "availbw", "rounds.csv")
-    results = {}
 
-    def body(t):
-        def show(rnd, r):
-            print(f"fpgatest: round {rnd}: {r['lo_mbps']:.1f}…{r['hi_mbps']:.1f} Mb/s, A {r['a_cur_mbps']:.1f}, "
-                  f"smoothed {r['a_smoothed_mbps']:.1f} Mb/s", file=sys.stderr)
-        results.update(availbw(t, plan, args.tx_port, args.rx_port, out, on_round=show))
+    def show(rnd, r):
+        print(f"fpgatest: round {rnd}: {r['lo_mbps']:.1f}…{r['hi_mbps']:.1f} Mb/s, A {r['a_cur_mbps']:.1f}, "
+              f"smoothed {r['a_smoothed_mbps']:.1f} Mb/s", file=sys.stderr)
 
-    status = _probe_session(args, out, {"command": "availbw", "proto": args.proto, "plan": asdict(plan)}, body)
-    if status:
-        return status
-    report = availbw_report(results)
-    (out / "report.md").write_text(report)
-    availbw_plot(out, results)
-    print(report)
-    print(f"results: {out}")
-    return 0
+    return _probe_session(args, out, {"command": "availbw", "proto": args.proto, "plan": asdict(plan)},
+                          lambda t: availbw(t, plan, args.tx_port, args.rx_port, out, on_round=show),
+                          availbw_report, availbw_plot)
 
 
 def _samples(out: Path) -> list[dict]:

@@ -180,6 +180,20 @@ def drain(tester: Tester, rx: int, drain_s: float) -> dict:
     return tester.snapshot()
 
 
+def send_and_drain(tester: Tester, tx: int, rx: int, stream: Stream, drain_s: float, timeout_s: float) -> dict:
+    """Clear, send a counted stream from tx (stopped if the wait fails or is interrupted), then drain
+    rx: the snapshot of a finished trial, read once the path is empty."""
+    tester.clear()
+    tester.configure(tx, stream)
+    tester.start(tx)
+    try:
+        tester.wait_idle(tx, timeout_s=timeout_s)
+    except BaseException:
+        tester.stop(tx)
+        raise
+    return drain(tester, rx, drain_s)
+
+
 def frames_lost(p_rx: dict, seq_start: int, sent: int) -> int:
     """Frames of a stream (numbers seq_start .. seq_start + sent - 1) never received: the tracker's
     gaps, and the numbers before the first or after the highest it saw."""

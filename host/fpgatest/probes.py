@@ -26,8 +26,8 @@ from pathlib import Path
 import numpy as np
 
 from fpgatest.analysis import linear_fit
-from fpgatest.measure import drain, frames_lost
-from fpgatest.output import write_json_atomic
+from fpgatest.measure import frames_lost, send_and_drain
+from fpgatest.output import number_text, write_json_atomic
 from fpgatest.tester import MAX_GAP, MIN_IFG, SettingError, Stream, Tester
 
 TICK_NS = 8.0
@@ -50,17 +50,9 @@ def probe_run(t: Tester, tx: int, rx: int, stream: Stream, drain_s: float) -> tu
     depth = int(t.dev.map.constants["fpgatest_sample_depth"])
     if not 0 < stream.count <= depth:
         raise SettingError(f"{stream.count} probes in one run: the sample FIFO holds {depth}")
-    t.clear()
     t.dev.write(f"port{rx}_cfg_sample_every", 1)
     try:
-        t.configure(tx, stream)
-        t.start(tx)
-        try:
-            t.wait_idle(tx, timeout_s=60.0)
-        except BaseException:
-            t.stop(tx)
-            raise
-        snap = drain(t, rx, drain_s)
+        snap = send_and_drain(t, tx, rx, stream, drain_s, timeout_s=60.0)
         samples = t.samples(rx, limit=depth + 1)
     finally:
         t.dev.write(f"port{rx}_cfg_sample_every", 0)
@@ -192,10 +184,8 @@ def owd_report(results: dict) -> str:
         lines.append(f"- bandwidth: none ({fit['note']})")
     lines += ["", "| size (B) | probes | received | min OWD (ns) | median (ns) | max (ns) |", "|---|---|---|---|---|---|"]
     for r in sorted(results["sizes"], key=lambda r: r["size_bytes"]):
-        def f(v):
-            return "—" if v is None else f"{v:.1f}"
-        lines.append(f"| {r['size_bytes']} | {r['probes']} | {r['received']} | {f(r['owd_min_ns'])} | "
-                     f"{f(r['owd_median_ns'])} | {f(r['owd_max_ns'])} |")
+        lines.append(f"| {r['size_bytes']} | {r['probes']} | {r['received']} | {number_text(r['owd_min_ns'])} | "
+                     f"{number_text(r['owd_median_ns'])} | {number_text(r['owd_max_ns'])} |")
     return "\n".join(lines) + "\n"
 
 

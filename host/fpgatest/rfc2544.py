@@ -14,7 +14,7 @@ from pathlib import Path
 from fpgatest.analysis import (BYTE_NS, forwarding_mode, linear_fit, percentiles, rfc1242_latency, rfc1242_value,
                                theoretical_fps)
 from fpgatest.driver import TICK_NS
-from fpgatest.measure import drain, frames_lost
+from fpgatest.measure import drain, frames_lost, send_and_drain
 from fpgatest.output import number_text, percentile_text, write_json_atomic
 from fpgatest.tester import MIN_IFG, SettingError, Stream, Tester, lat_ns
 
@@ -125,15 +125,8 @@ class Bench:
         (and the receiver's latency histogram with its below/above counts, where asked)."""
         tx, rx = direction
         stream = self.plan.stream(size, rate_percent, frames)
-        self.t.clear()
-        self.t.configure(tx, stream)
-        self.t.start(tx)
-        try:
-            self.t.wait_idle(tx, timeout_s=60.0 + 10 * frames / theoretical_fps(size, MIN_IFG) * 100 / rate_percent)
-        except BaseException:
-            self.t.stop(tx)
-            raise
-        snap = drain(self.t, rx, self.plan.drain_s)
+        snap = send_and_drain(self.t, tx, rx, stream, self.plan.drain_s,
+                              timeout_s=60.0 + 10 * frames / theoretical_fps(size, MIN_IFG) * 100 / rate_percent)
         p_tx, p_rx = snap["ports"][tx], snap["ports"][rx]
         sent = p_tx["tx_frames"]
         lost = frames_lost(p_rx, stream.seq_start, sent)

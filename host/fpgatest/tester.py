@@ -378,14 +378,16 @@ class Tester:
                 raise SettingError(f"cross-traffic frame size {cross_size} out of range 64..16383")
             regs["cross_size"] = cross_size
         if cross_mbps is not None or cross_random is not None:
-            size = cross_size if cross_size is not None else self.dev.read(head + "cross_size")
-            mbps = cross_mbps if cross_mbps is not None else self.dut_get(path)["cross_mbps"]
+            # what is not given stays as the model has it (read once)
+            now = self.dut_get(path) if None in (cross_size, cross_mbps, cross_random) else {}
+            size = cross_size if cross_size is not None else now["cross_size"]
+            mbps = cross_mbps if cross_mbps is not None else now["cross_mbps"]
+            random = cross_random if cross_random is not None else now["cross_random"]
             if not 0 <= mbps <= 1000:
                 raise SettingError(f"cross traffic {mbps} Mb/s out of range 0..1000")
             if mbps:
                 # mean time between cross frames: (size + 20) byte times at the cross rate
                 regs["cross_period"] = round((size + 20) * 1000.0 / mbps * Q16)
-            random = cross_random if cross_random is not None else self.dut_get(path)["cross_random"]
             regs["cross_mode"] = 0 if not mbps else (2 if random else 1)
         for name, value in regs.items():
             self.dev.write(head + name, value)
