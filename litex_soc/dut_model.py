@@ -2,7 +2,9 @@
 """LiteX integration of the simulated device under test (twin only): switch paths with their CSRs.
 
 Port 0 -> port 1 goes through two hops in series, dut_ab then dut_ab2 (a wire until enabled: a path
-of two links with different rates); port 1 -> port 0 through dut_ba."""
+of two links with different rates), then past the echo responder dut_echo (answers ping once enabled);
+port 1 -> port 0 through dut_ba, whose input is port 1's transmitter, or the responder's replies while
+it is enabled."""
 
 from migen import ClockSignal, Instance, ResetSignal, Signal
 
@@ -13,9 +15,10 @@ from litex_soc.tester import ROOT
 from litex_soc.verilog_ports import module_ports
 
 MODEL = ROOT / "sim" / "models" / "dut_switch_path.v"
+ECHO = ROOT / "sim" / "models" / "dut_echo.v"
 CAPTURE = ROOT / "sim" / "models" / "gmii_capture.v"
 # what shapes the twin beyond the tester (its build id): this file and the models
-MODEL_SOURCES = (MODEL, CAPTURE, ROOT / "litex_soc" / "dut_model.py")
+MODEL_SOURCES = (MODEL, ECHO, CAPTURE, ROOT / "litex_soc" / "dut_model.py")
 # the capture taps: file (in the twin's run directory) -> which wire; host/fpgatest/capture.py reads them
 CAPTURE_TAPS = {"port0-tx.txt": ("a", "tx"), "port1-rx.txt": ("b", "rx"),
                 "port1-tx.txt": ("b", "tx"), "port0-rx.txt": ("a", "rx")}
@@ -60,6 +63,31 @@ class SwitchPath(LiteXModule):
         self.specials += Instance("dut_switch_path", **params)
 
 
+# the echo responder: off (a plain path), 1 us from a request's last byte to its reply
+ECHO_DEFAULTS = {"cfg_enable": 0, "cfg_delay": 125}
+
+
+class EchoResponder(LiteXModule):
+    """dut_echo between the forward path and port 1 (every cfg_* a CSRStorage, every stat_* a CSRStatus)."""
+
+    def __init__(self, gmii_in, port_b_rx, port_b_tx, ret):
+        params = dict(i_clk=ClockSignal("tester"), i_rst=ResetSignal("tester"),
+                      i_in_d=gmii_in["data"], i_in_en=gmii_in["en"],
+                      i_other_d=port_b_tx["data"], i_other_en=port_b_tx["en"],
+                      o_fwd_d=port_b_rx["data"], o_fwd_en=port_b_rx["dv"],
+                      o_ret_d=ret["data"], o_ret_en=ret["dv"])
+        for p in module_ports(ECHO):
+            if p.name.startswith("cfg_"):
+                csr = CSRStorage(p.width, name=p.name, reset=ECHO_DEFAULTS[p.name], description=p.description)
+                setattr(self, p.name, csr)
+                params["i_" + p.name] = csr.storage
+            elif p.name.startswith("stat_"):
+                csr = CSRStatus(p.width, name=p.name, description=p.description)
+                setattr(self, p.name, csr)
+                params["o_" + p.name] = csr.status
+        self.specials += Instance("dut_echo", **params)
+
+
 def gmii_signals():
     return {"tx": {"data": Signal(8), "en": Signal(), "er": Signal()},
             "rx": {"data": Signal(8), "dv": Signal(), "er": Signal()}}
@@ -79,13 +107,20 @@ class Capture(LiteXModule):
 
 
 def add_switch_model(soc, port_a: dict, port_b: dict) -> None:
-    """Join two tester ports through the model: a.tx -> path ab -> path ab2 (a wire by default) -> b.rx
-    and b.tx -> path ba -> a.rx."""
+    """Join two tester ports through the model: a.tx -> path ab -> path ab2 (a wire by default) -> echo
+    responder -> b.rx and b.tx (or the responder's replies) -> path ba -> a.rx."""
     soc.platform.add_source(str(MODEL))
-    middle = {"data": Signal(8), "en": Signal(), "dv": Signal()}
-    soc.comb += middle["en"].eq(middle["dv"])
+    soc.platform.add_source(str(ECHO))
+
+    def wire():
+        w = {"data": Signal(8), "en": Signal(), "dv": Signal()}
+        soc.comb += w["en"].eq(w["dv"])
+        return w
+
+    middle, far, ret = wire(), wire(), wire()
     soc.add_module("dut_ab", SwitchPath(port_a["tx"], middle))
-    soc.add_module("dut_ab2", SwitchPath(middle, port_b["rx"], enable=0))
+    soc.add_module("dut_ab2", SwitchPath(middle, far, enable=0))
+    soc.add_module("dut_echo", EchoResponder(far, port_b["rx"], port_b["tx"], ret))
     soc.platform.add_source(str(CAPTURE))
     soc.add_module("capture", Capture(soc.tester.time_tick, {"a": port_a, "b": port_b}))
-    soc.add_module("dut_ba", SwitchPath(port_b["tx"], port_a["rx"]))
+    soc.add_module("dut_ba", SwitchPath(ret, port_a["rx"]))

@@ -62,7 +62,8 @@ localparam [31:0] FCS_RESIDUE = 32'hDEBB20E3;
 reg                b_valid, b_first, b_last, b_err;
 reg  [7:0]         b_data;
 reg  [STAMP_W-1:0] b_stamp;
-reg                b_is_00, b_is_dd, b_is_a8, b_is_08, b_is_86, b_is_81, b_is_88, b_is_45, b_is_udp, b_is_6x;
+reg                b_is_00, b_is_dd, b_is_a8, b_is_08, b_is_86, b_is_81, b_is_88, b_is_45, b_is_6x;
+reg                b_is_l4_v4, b_is_l4_v6;   // UDP or ICMP (IPv4), UDP or ICMPv6 (IPv6)
 
 always @(posedge clk) begin
     b_valid <= s_valid;
@@ -79,7 +80,8 @@ always @(posedge clk) begin
     b_is_81 <= s_data == 8'h81;
     b_is_88 <= s_data == 8'h88;
     b_is_45 <= s_data == 8'h45;
-    b_is_udp <= s_data == 8'd17;
+    b_is_l4_v4 <= s_data == 8'd17 || s_data == 8'd1;
+    b_is_l4_v6 <= s_data == 8'd17 || s_data == 8'd58;
     b_is_6x <= s_data[7:4] == 4'h6;
     if (rst)
         b_valid <= 1'b0;
@@ -188,21 +190,22 @@ always @(posedge clk) begin
                 sig_armed_reg <= 1'b1;
                 is_v4_reg <= et_ipv4;
                 is_v6_reg <= et_ipv6;
-                sig_wait_reg <= et_ipv4 ? 6'd28                  // IPv4 (20) + UDP (8)
-                              : et_ipv6 ? 6'd48                  // IPv6 (40) + UDP (8)
+                sig_wait_reg <= et_ipv4 ? 6'd28                  // IPv4 (20) + UDP or ICMP (8)
+                              : et_ipv6 ? 6'd48                  // IPv6 (40) + UDP or ICMPv6 (8)
                               : 6'd0;                            // raw Ethernet
                 in_sig <= !et_ipv4 && !et_ipv6;
             end
         end
 
-        // IP header: must be IPv4 without options carrying UDP, or IPv6 with UDP next
+        // IP header: must be IPv4 without options carrying UDP or ICMP, or IPv6 with UDP or ICMPv6 next
+        // (both have an 8-byte header before the signature: an echo request or reply, or a datagram)
         if (!b_first && is_v4_reg && r3_oh[0] && !b_is_45)
             l3_ok_reg <= 1'b0;
-        if (!b_first && is_v4_reg && r3_oh[9] && !b_is_udp)
+        if (!b_first && is_v4_reg && r3_oh[9] && !b_is_l4_v4)
             l3_ok_reg <= 1'b0;
         if (!b_first && is_v6_reg && r3_oh[0] && !b_is_6x)
             l3_ok_reg <= 1'b0;
-        if (!b_first && is_v6_reg && r3_oh[6] && !b_is_udp)
+        if (!b_first && is_v6_reg && r3_oh[6] && !b_is_l4_v6)
             l3_ok_reg <= 1'b0;
 
         // signature

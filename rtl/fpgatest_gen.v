@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// fpgatest_gen: test-frame generator (raw Ethernet / IPv4-UDP / IPv6-UDP, optional 802.1Q) on 8-bit GMII.
+// fpgatest_gen: test-frame generator (raw Ethernet / IPv4 or IPv6 with UDP or ICMP echo, optional 802.1Q) on 8-bit GMII.
 
 `resetall
 `timescale 1ns / 1ps
@@ -10,6 +10,10 @@
  * followed by an idle gap. The signature (docs/frame-format.md) carries stream id, 48-bit sequence
  * number, the low 48 bits of the TX tick and a CRC-32 check keyed with the magic "FPGT".
  * All settings are copied when the run starts, so changing registers mid-run never bends a frame.
+ * With cfg_icmp the IP payload is an ICMP echo request (IPv4 type 8, ICMPv6 type 128) instead of UDP:
+ * identifier cfg_udp_src, echo sequence number the low 16 bits of the frame's, signature and padding
+ * as the echo data, the ICMP checksum right for every frame. A frame starts only while win_open is
+ * set (fpgatest_window: at most a window of frames without a reply); a closed window stretches the gap.
  */
 module fpgatest_gen (
     input  wire         clk,
@@ -22,6 +26,7 @@ module fpgatest_gen (
 
     // configuration
     input  wire [1:0]   cfg_proto,            // 0 raw Ethernet, 1 IPv4/UDP, 2 IPv6/UDP
+    input  wire         cfg_icmp,             // IPv4/IPv6: an ICMP echo request instead of UDP
     input  wire         cfg_vlan_en,          // insert an 802.1Q tag
     input  wire [15:0]  cfg_vlan_tci,         // 802.1Q tag control (PCP, DEI, VID)
     input  wire [47:0]  cfg_dst_mac,          // destination MAC
@@ -31,7 +36,7 @@ module fpgatest_gen (
     input  wire [7:0]   cfg_ip_tos,           // IPv4 TOS / IPv6 traffic class
     input  wire [127:0] cfg_src_ip,           // source address (IPv4 in the low 32 bits)
     input  wire [127:0] cfg_dst_ip,           // destination address (IPv4 in the low 32 bits)
-    input  wire [15:0]  cfg_udp_src,          // UDP source port
+    input  wire [15:0]  cfg_udp_src,          // UDP source port / ICMP echo identifier
     input  wire [15:0]  cfg_udp_dst,          // UDP destination port
     input  wire [15:0]  cfg_stream_id,        // stream id written into the signature
     input  wire [47:0]  cfg_seq_start,        // sequence number of the first frame
@@ -42,6 +47,10 @@ module fpgatest_gen (
     input  wire [31:0]  cfg_burst_len,        // frames per burst (0 = no bursts)
     input  wire [31:0]  cfg_burst_gap,        // idle gap after each burst in bytes (>= 12)
     input  wire [47:0]  cfg_count,            // frames to send (0 = until stopped)
+
+    // flow control (fpgatest_window)
+    input  wire         win_open,             // the next frame may start
+    input  wire         win_error,            // the window settings cannot run (refuse the start)
 
     // GMII transmit
     output reg  [7:0]   gmii_txd,
@@ -65,7 +74,7 @@ localparam        MIN_GAP   = 12;
 localparam PROTO_RAW = 2'd0, PROTO_IPV4 = 2'd1, PROTO_IPV6 = 2'd2;
 
 localparam [7:0] ERR_SIZE = 8'h01, ERR_IFG = 8'h02, ERR_BURST_GAP = 8'h04, ERR_FRAC = 8'h08,
-                 ERR_PROTO = 8'h10;
+                 ERR_PROTO = 8'h10, ERR_WINDOW = 8'h20;
 
 localparam [1:0] ST_IDLE = 2'd0, ST_PREP = 2'd1, ST_FRAME = 2'd2, ST_GAP = 2'd3;
 
@@ -78,7 +87,8 @@ wire [15:0] need_len_cfg = l2_len_cfg + l34_len_cfg + 16'd18 + 16'd4;
 wire [15:0] min_size_cfg = need_len_cfg > 16'd64 ? need_len_cfg : 16'd64;
 
 wire [7:0] cfg_errors =
-    (cfg_proto == 2'd3 ? ERR_PROTO : 8'h00) |
+    ((cfg_proto == 2'd3 || (cfg_icmp && cfg_proto == PROTO_RAW)) ? ERR_PROTO : 8'h00) |
+    (win_error ? ERR_WINDOW : 8'h00) |
     ((cfg_size < min_size_cfg || cfg_size > MAX_SIZE) ? ERR_SIZE : 8'h00) |
     (cfg_ifg < MIN_GAP ? ERR_IFG : 8'h00) |
     ((cfg_burst_len != 0 && cfg_burst_gap < MIN_GAP) ? ERR_BURST_GAP : 8'h00) |
@@ -89,6 +99,7 @@ wire [7:0] cfg_errors =
 // ---------------------------------------------------------------------------------------------
 reg         load_reg;              // a start was taken: the copy of the settings is enabled by it
 reg [1:0]   proto_reg;
+reg         icmp_reg;
 reg         vlan_en_reg;
 reg [15:0]  vlan_tci_reg;
 reg [47:0]  dst_mac_reg, src_mac_reg;
@@ -105,6 +116,9 @@ reg [1:0]  state_reg;
 // derived per-run lengths (registered, one subtraction per clock; settle during ST_PREP)
 reg [15:0]  l2_len_reg, udp_off_reg, sig_off_reg, data_len_reg, l3_len_reg, udp_len_reg;
 reg [15:0]  ethertype_eff_reg;
+reg [7:0]   l4_proto_reg;          // IP protocol / next header: UDP 17, ICMP 1, ICMPv6 58
+reg [15:0]  l4_len_sum_reg;        // the length words in the L4 checksum: UDP length twice (pseudo-header
+                                   // and header), ICMPv6 once (pseudo-header), ICMPv4 none
 
 wire is_ipv4 = proto_reg == PROTO_IPV4;
 wire is_ipv6 = proto_reg == PROTO_IPV6;
@@ -117,11 +131,21 @@ always @(posedge clk) begin
     l3_len_reg   <= data_len_reg - l2_len_reg;
     udp_len_reg  <= l3_len_reg - (is_ipv6 ? 16'd40 : 16'd20);
     ethertype_eff_reg <= is_ipv4 ? 16'h0800 : is_ipv6 ? 16'h86DD : ethertype_reg;
+    l4_proto_reg <= !icmp_reg ? 8'd17 : is_ipv6 ? 8'd58 : 8'd1;
+    l4_len_sum_reg <= !icmp_reg ? {udp_len_reg[14:0], 1'b0} : is_ipv6 ? udp_len_reg : 16'd0;
 end
 
 // the checksum words that do not change per frame, summed one per clock during ST_PREP:
-// IPv4 header without length and id; UDP pseudo-header addresses + protocol, ports, stream id
+// IPv4 header without length and id; UDP pseudo-header addresses + protocol, ports, stream id (ICMP:
+// type, identifier, stream id; ICMPv6 also the pseudo-header addresses and next header). One layout
+// for every protocol, the words a protocol does not have masked to zero by flags set at the start:
+// src and dst address (8 words each; IPv4 only the low two), pseudo-header protocol, source port or
+// identifier, destination port or ICMP type, stream id
 reg  [4:0]  prep_cnt_reg;
+reg         sum_lo_reg;            // the low 32 address bits are summed (a pseudo-header: not ICMPv4)
+reg         sum_hi_reg;            // the high 96 address bits are summed (IPv6)
+reg  [15:0] sum_proto_reg;         // pseudo-header protocol word: UDP 17, ICMPv6 58, ICMPv4 none
+reg  [15:0] sum_w4_reg;            // UDP destination port, or the ICMP type/code word
 reg  [19:0] ip_const_reg;
 reg  [22:0] udp_const_reg;
 // the words sit in shift registers loaded at the first ST_PREP clock (their order does not matter
@@ -133,10 +157,12 @@ reg          prep_first_reg;       // the first ST_PREP clock (the clock after l
 always @(posedge clk) begin
     prep_first_reg <= load_reg;
     if (prep_first_reg) begin
-        ip_words_reg <= {8'h45, tos_reg, 16'h4000, ttl_reg, 8'd17, src_ip_reg[31:0], dst_ip_reg[31:0]};
-        udp_words_reg <= is_ipv6 ? {src_ip_reg, dst_ip_reg, 16'd17, udp_src_reg, udp_dst_reg, stream_reg}
-                                 : {src_ip_reg[31:0], dst_ip_reg[31:0], 16'd17, udp_src_reg, udp_dst_reg,
-                                    stream_reg, 192'd0};
+        // (straight from the copied settings: the derived registers are still settling)
+        ip_words_reg <= {8'h45, tos_reg, 16'h4000, ttl_reg, icmp_reg ? 8'd1 : 8'd17, src_ip_reg[31:0],
+                         dst_ip_reg[31:0]};
+        udp_words_reg <= {src_ip_reg[127:32] & {96{sum_hi_reg}}, src_ip_reg[31:0] & {32{sum_lo_reg}},
+                          dst_ip_reg[127:32] & {96{sum_hi_reg}}, dst_ip_reg[31:0] & {32{sum_lo_reg}},
+                          sum_proto_reg, udp_src_reg, sum_w4_reg, stream_reg};
     end else begin
         ip_words_reg <= {ip_words_reg[95:0], 16'd0};
         udp_words_reg <= {udp_words_reg[303:0], 16'd0};
@@ -280,12 +306,15 @@ always @(posedge clk) begin
             end
         end
         ST_GAP: begin
-            gap_cnt_reg <= gap_cnt_reg - 32'd1;
-            gap_done_reg <= gap_cnt_reg == 32'd1;
+            // the gap's end holds while the window is closed (gap_done stays set)
+            if (!gap_done_reg) begin
+                gap_cnt_reg <= gap_cnt_reg - 32'd1;
+                gap_done_reg <= gap_cnt_reg == 32'd1;
+            end
             if (gap_done_reg) begin
                 if (run_done) begin
                     state_reg <= ST_IDLE;
-                end else begin
+                end else if (win_open) begin
                     state_reg <= ST_FRAME;
                     pos_reg <= 16'd0;
                     at_pos_reg[0] <= 1'b1;
@@ -295,6 +324,11 @@ always @(posedge clk) begin
     endcase
     if (load_reg) begin
         proto_reg     <= cfg_proto;
+        icmp_reg      <= cfg_icmp;
+        sum_lo_reg    <= !(cfg_icmp && cfg_proto == PROTO_IPV4);
+        sum_hi_reg    <= cfg_proto == PROTO_IPV6;
+        sum_proto_reg <= !cfg_icmp ? 16'd17 : cfg_proto == PROTO_IPV6 ? 16'd58 : 16'd0;
+        sum_w4_reg    <= !cfg_icmp ? cfg_udp_dst : cfg_proto == PROTO_IPV6 ? 16'h8000 : 16'h0800;
         vlan_en_reg   <= cfg_vlan_en;
         vlan_tci_reg  <= cfg_vlan_tci;
         dst_mac_reg   <= cfg_dst_mac;
@@ -335,6 +369,7 @@ always @(posedge clk) begin
         at_pos_reg <= 22'd0;
         // settings start as a valid minimal stream so that derived registers are defined
         proto_reg <= PROTO_RAW;
+        icmp_reg <= 1'b0;
         vlan_en_reg <= 1'b0;
         size_reg <= 16'd64;
     end
@@ -346,13 +381,16 @@ end
 wire [31:0] check_crc_next;
 fpgatest_crc32 check_crc_inst (.crc_in(check_crc_reg), .data(sig_shift_reg[111:104]), .crc_out(check_crc_next));
 
-// the UDP checksum's per-frame words, picked at positions 1-6 and 15-16 and added one clock later
+// the UDP (ICMP) checksum's per-frame words, picked at positions 1-6 and 15-16 and added one clock
+// later. ICMP carries the low sequence word twice (echo sequence number and signature): added once
+// doubled, which in one's complement is a rotation by one bit
 reg         sig_crc_run_reg;       // positions 1-14
 reg  [15:0] udp_frame_word_reg;
 reg         udp_frame_add_reg;
 wire [15:0] udp_word_of_pos = ({16{at_pos_reg[1]}} & frame_seq_reg[47:32])
                             | ({16{at_pos_reg[2]}} & frame_seq_reg[31:16])
-                            | ({16{at_pos_reg[3]}} & frame_seq_reg[15:0])
+                            | ({16{at_pos_reg[3]}} & (icmp_reg ? {frame_seq_reg[14:0], frame_seq_reg[15]}
+                                                               : frame_seq_reg[15:0]))
                             | ({16{at_pos_reg[4]}} & frame_ts_reg[47:32])
                             | ({16{at_pos_reg[5]}} & frame_ts_reg[31:16])
                             | ({16{at_pos_reg[6]}} & frame_ts_reg[15:0])
@@ -367,7 +405,7 @@ always @(posedge clk) begin
             check_crc_reg <= SIG_MAGIC;
             sig_shift_reg <= {stream_reg, seq_cur_reg, sfd_tick};
             ip_sum_reg    <= ip_const_reg + l3_len_reg + seq_cur_reg[15:0];
-            udp_sum_reg   <= udp_const_reg + {udp_len_reg, 1'b0};
+            udp_sum_reg   <= udp_const_reg + l4_len_sum_reg;
         end else if (sig_crc_run_reg) begin
             // signature check: CRC-32 over stream id, sequence number and TX stamp (14 bytes)
             check_crc_reg <= check_crc_next;
@@ -381,6 +419,7 @@ always @(posedge clk) begin
         if (at_pos_reg[18] || at_pos_reg[19])
             udp_sum_reg <= udp_sum_reg[15:0] + udp_sum_reg[23:16];
         // an all-zero UDP checksum means "none"; its one's-complement twin 0xFFFF is sent instead
+        // (for ICMP both are right: a receiver's sum over the message is 0xFFFF either way)
         if (at_pos_reg[20])
             udp_csum_reg <= (~udp_sum_reg[15:0] == 16'd0) ? 16'hFFFF : ~udp_sum_reg[15:0];
         if (at_pos_reg[1] || at_pos_reg[2])
@@ -432,7 +471,7 @@ always @(posedge clk) begin
 end
 
 // the header regions, first byte in the top bits: Ethernet header (18 bytes with a tag), IP header
-// (40 bytes, IPv4's 20 first), UDP header (8), signature (18: stream, sequence, TX stamp, check). Each
+// (40 bytes, IPv4's 20 first), UDP or ICMP header (8), signature (18: stream, sequence, TX stamp, check). Each
 // loads at a fixed position of the frame: at_pos_reg[k] is set only at the k-th clock of a frame
 // (k < 22, inside every frame), so the load is one flip-flop
 reg [143:0] l2_shift_reg;
@@ -446,7 +485,8 @@ always @(posedge clk) begin
     else if (d_lt18)
         l2_shift_reg <= {l2_shift_reg[135:0], 8'd0};
     if (at_pos_reg[21])
-        udp_shift_reg <= {udp_src_reg, udp_dst_reg, udp_len_reg, udp_csum_reg};
+        udp_shift_reg <= icmp_reg ? {is_ipv6 ? 8'd128 : 8'd8, 8'd0, udp_csum_reg, udp_src_reg, frame_seq_reg[15:0]}
+                                  : {udp_src_reg, udp_dst_reg, udp_len_reg, udp_csum_reg};
     else if (r4_lt8)
         udp_shift_reg <= {udp_shift_reg[55:0], 8'd0};
     if (at_pos_reg[15])
@@ -456,9 +496,9 @@ always @(posedge clk) begin
     if (at_pos_reg[5])
         l3_shift_reg <= is_ipv4
             ? {8'h45, tos_reg, l3_len_reg, frame_seq_reg[15:0], 8'h40, 8'h00,   // don't fragment
-               ttl_reg, 8'd17, ip_csum_reg, src_ip_reg[31:0], dst_ip_reg[31:0], 160'd0}
+               ttl_reg, l4_proto_reg, ip_csum_reg, src_ip_reg[31:0], dst_ip_reg[31:0], 160'd0}
             : {4'h6, tos_reg, 4'h0, 16'h0000,                                // flow label 0
-               udp_len_reg, 8'd17, ttl_reg, src_ip_reg, dst_ip_reg};
+               udp_len_reg, l4_proto_reg, ttl_reg, src_ip_reg, dst_ip_reg};
     else if (r3_lt40)
         l3_shift_reg <= {l3_shift_reg[311:0], 8'd0};
 end

@@ -87,6 +87,7 @@ module fpgatest_port #(
 
     // generator configuration
     input  wire [1:0]     cfg_proto,              // 0 raw Ethernet, 1 IPv4/UDP, 2 IPv6/UDP
+    input  wire           cfg_icmp,               // IPv4/IPv6: an ICMP echo request instead of UDP
     input  wire           cfg_vlan_en,            // insert an 802.1Q tag
     input  wire [15:0]    cfg_vlan_tci,           // 802.1Q tag control (PCP, DEI, VID)
     input  wire [47:0]    cfg_dst_mac,            // destination MAC
@@ -96,7 +97,7 @@ module fpgatest_port #(
     input  wire [7:0]     cfg_ip_tos,             // IPv4 TOS / IPv6 traffic class
     input  wire [127:0]   cfg_src_ip,             // source address (IPv4 in the low 32 bits)
     input  wire [127:0]   cfg_dst_ip,             // destination address (IPv4 in the low 32 bits)
-    input  wire [15:0]    cfg_udp_src,            // UDP source port
+    input  wire [15:0]    cfg_udp_src,            // UDP source port / ICMP echo identifier
     input  wire [15:0]    cfg_udp_dst,            // UDP destination port
     input  wire [15:0]    cfg_tx_stream_id,       // stream id written into the signature
     input  wire [47:0]    cfg_seq_start,          // sequence number of the first frame
@@ -107,6 +108,10 @@ module fpgatest_port #(
     input  wire [31:0]    cfg_burst_len,          // frames per burst (0 = no bursts)
     input  wire [31:0]    cfg_burst_gap,          // idle gap after each burst in bytes (>= 12)
     input  wire [47:0]    cfg_count,              // frames to send (0 = until stopped)
+    input  wire [1:0]     cfg_win_mode,           // frames without a reply: 0 unlimited, 1 fixed window, 2 Reno-like window
+    input  wire [15:0]    cfg_win_size,           // fixed window / Reno's first window, frames
+    input  wire [15:0]    cfg_win_max,            // Reno's largest window and first ssthresh, frames
+    input  wire [31:0]    cfg_win_timeout,        // ticks without a reply before every frame in flight counts as lost (0 = never)
 
     // checker configuration
     input  wire [15:0]    cfg_rx_stream_id,       // stream id counted as the test stream
@@ -123,6 +128,10 @@ module fpgatest_port #(
     output wire           stat_tx_busy,           // a run is in progress
     output wire [7:0]     stat_tx_error,          // why the last start was refused (bits, see docs)
     output wire [47:0]    stat_tx_seq_next,       // sequence number of the next frame
+    output wire [15:0]    stat_win_cwnd,          // window at the last snapshot, frames
+    output wire [47:0]    stat_win_lost,          // frames the window took as lost (skipped by a reply or timed out), at the last snapshot
+    output wire [31:0]    stat_win_cuts,          // Reno window cuts for a loss, at the last snapshot
+    output wire [31:0]    stat_win_timeouts,      // window timeouts, at the last snapshot
 
     // latency statistics (snapshot; this and everything below: engine clock)
     output wire [31:0]    stat_lat_min,           // smallest latency, 1/16 tick (0xFFFFFFFF when none)
@@ -185,6 +194,42 @@ wire        chk_cnt_rx_frame;
 wire [15:0] chk_cnt_rx_len;
 wire        chk_cnt_test, chk_cnt_fcs_error, chk_cnt_runt, chk_cnt_giant;
 wire        chk_cnt_foreign, chk_cnt_other_stream, chk_cnt_lat_clamped;
+wire        win_open, win_error;
+
+// the echo window: the generator and the checker of this port (both in clk); a port without both
+// directions has none and refuses a window mode
+generate
+if (WITH_TX && WITH_RX) begin : window
+
+    fpgatest_window window_inst (
+        .clk                 (clk),
+        .rst                 (rst),
+        .cfg_mode            (cfg_win_mode),
+        .cfg_size            (cfg_win_size),
+        .cfg_max             (cfg_win_max),
+        .cfg_timeout         (cfg_win_timeout),
+        .cfg_seq_start       (cfg_seq_start),
+        .tx_busy             (stat_tx_busy),
+        .tx_seq_next         (stat_tx_seq_next),
+        .res_valid           (res_valid),
+        .res_seq             (res_seq),
+        .ctl_snapshot        (ctl_snapshot_q),
+        .win_open            (win_open),
+        .win_error           (win_error),
+        .stat_cwnd           (stat_win_cwnd),
+        .stat_lost           (stat_win_lost),
+        .stat_cuts           (stat_win_cuts),
+        .stat_timeouts       (stat_win_timeouts)
+    );
+end else begin : no_window
+    assign win_open = 1'b1;
+    assign win_error = cfg_win_mode != 2'd0;
+    assign stat_win_cwnd = 0;
+    assign stat_win_lost = 0;
+    assign stat_win_cuts = 0;
+    assign stat_win_timeouts = 0;
+end
+endgenerate
 
 generate
 if (WITH_TX) begin : tx
@@ -196,6 +241,7 @@ if (WITH_TX) begin : tx
         .ctl_start           (ctl_start_q),
         .ctl_stop            (ctl_stop_q),
         .cfg_proto           (cfg_proto),
+        .cfg_icmp            (cfg_icmp),
         .cfg_vlan_en         (cfg_vlan_en),
         .cfg_vlan_tci        (cfg_vlan_tci),
         .cfg_dst_mac         (cfg_dst_mac),
@@ -216,6 +262,8 @@ if (WITH_TX) begin : tx
         .cfg_burst_len       (cfg_burst_len),
         .cfg_burst_gap       (cfg_burst_gap),
         .cfg_count           (cfg_count),
+        .win_open            (win_open),
+        .win_error           (win_error),
         .gmii_txd            (gmii_txd),
         .gmii_tx_en          (gmii_tx_en),
         .gmii_tx_er          (gmii_tx_er),

@@ -82,6 +82,13 @@ def render(csr_path: Path) -> str:
         if name.startswith("dut_ab_"):
             field = name[len("dut_ab_"):]
             out.append(f"| `{name}` | {r['size']} | {r['type']} | {model[field].description if field in model else ''} |")
+    echo = {p.name: p for p in module_ports(ROOT / "sim" / "models" / "dut_echo.v")}
+    out += ["", "### The echo responder (twin only: `dut_echo`, after `dut_ab2`; its replies go back through `dut_ba`)",
+            "", "| register | words | access | meaning |", "|---|---:|---|---|"]
+    for name, r in regs.items():
+        if name.startswith("dut_echo_"):
+            field = name[len("dut_echo_"):]
+            out.append(f"| `{name}` | {r['size']} | {r['type']} | {echo[field].description if field in echo else ''} |")
     return "\n".join(out) + "\n"
 
 

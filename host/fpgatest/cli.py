@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""fpgatest command line: info, run, sweep, rfc2544, owd, pairs, availbw, calibrate, dut, report. The default target is the
+"""fpgatest command line: info, run, sweep, rfc2544, owd, pairs, availbw, echo, calibrate, dut, report. The default target is the
 digital twin."""
 
 import argparse
@@ -621,6 +621,63 @@ def cmd_availbw(args) -> int:
                           availbw_report, availbw_plot)
 
 
+ECHO_DEFAULTS = {"twin": {"duration_s": 0.01, "interval_s": 0.002}, "board": {"duration_s": 10.0, "interval_s": 1.0}}
+
+
+def cmd_echo(args) -> int:
+    from dataclasses import asdict
+
+    from fpgatest.output import number_text
+    from fpgatest.probes import EchoPlan, echo, echo_plot, echo_report
+    from fpgatest.tester import SettingError
+
+    # addresses default as for a stream to --rx-port; the replies are counted on --reply-port, by
+    # default the sending port
+    reply_port = args.tx_port if args.reply_port is None else args.reply_port
+    vlan, extra, _, drain_s = _probe_args(args, "--size")
+    if args.proto not in ("ipv4", "ipv6"):
+        raise UserError(f"--proto {args.proto}: ICMP echo needs ipv4 or ipv6")
+    defaults = ECHO_DEFAULTS["twin" if is_twin(args) else "board"]
+    window = args.window if args.window_bytes is None else args.window_bytes // args.size
+    if args.window_bytes is not None and window < 1:
+        raise UserError(f"--window-bytes {args.window_bytes} holds no {args.size}-byte frame")
+    if args.reno and window < 1:
+        raise UserError("--reno needs a window (--window or --window-bytes) of at least one frame")
+    plan = EchoPlan(args.proto, size=args.size, window=window,
+                    window_max=(args.window_max or max(window, 1024)) if args.reno else 0,
+                    rate_percent=args.rate, pings=args.pings,
+                    duration_s=args.duration if args.duration is not None else defaults["duration_s"],
+                    interval_s=args.interval if args.interval is not None else defaults["interval_s"],
+                    timeout_s=args.timeout_us / 1e6 if args.timeout_us is not None else None,
+                    loads_mbps=_load_levels(args.load), load_size=args.load_size, load_random=args.load_random,
+                    drain_s=drain_s, vlan=vlan, extra=extra)
+    try:
+        plan.check()
+    except SettingError as err:
+        raise UserError(str(err)) from None
+    out = _results_dir(args, "echo", "intervals.csv")
+
+    def show(lv):
+        print(f"fpgatest: load {lv['load_mbps']:g} Mb/s: {lv['replies']}/{lv['sent']} replies, "
+              f"{number_text(lv['throughput_mbps'], '.2f')} Mb/s, RTT mean {number_text(lv['rtt']['mean'], '.0f')} ns, "
+              f"window {lv['cwnd']}", file=sys.stderr)
+
+    return _probe_session(args, out, {"command": "echo", "proto": args.proto, "plan": asdict(plan)},
+                          lambda t: echo(t, plan, args.tx_port, reply_port, out, on_level=show),
+                          echo_report, echo_plot)
+
+
+def _load_levels(text: str) -> list[float]:
+    try:
+        levels = [float(x) for x in text.split(",")]
+    except ValueError:
+        raise UserError(f"--load {text!r}: a comma-separated list of Mb/s") from None
+    bad = [x for x in levels if not (math.isfinite(x) and 0 <= x <= 1000)]
+    if bad or not levels:
+        raise UserError(f"--load {text!r}: each level 0..1000 Mb/s")
+    return levels
+
+
 def _samples(out: Path) -> list[dict]:
     from fpgatest.output import load
 
@@ -868,6 +925,39 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--history", type=bounded(int, 2, 100), default=5,
                    help="past results whose 95 %% interval is the next search interval")
     s.set_defaults(func=cmd_availbw)
+
+    s = sub.add_parser("echo", parents=[common, probe_opts], formatter_class=fmt_cls,
+                       help="single-ended throughput with ICMP echo and a window in gateware (Treno, seed 004)")
+    s.add_argument("--reply-port", type=bounded(int, 0, 255), default=None,
+                   help="the port the replies come back to (default the sending port; another one only "
+                        "without a window)")
+    s.add_argument("--size", type=bounded(int, 64, 16383, unit=" bytes"), default=576,
+                   help="echo request size in bytes incl. FCS (the paper's MTU: 576)")
+    s.add_argument("--window", type=bounded(int, 0, 65535, unit=" frames"), default=56,
+                   help="requests in flight without a reply (0: no window, send at --rate)")
+    s.add_argument("--window-bytes", type=bounded(int, 1, 1 << 30, unit=" bytes"), default=None,
+                   help="the window in bytes instead (the paper: 32768), rounded down to whole frames")
+    s.add_argument("--reno", action="store_true",
+                   help="a Reno-like window: --window first, slow start, +1 per round trip, halved on a loss")
+    s.add_argument("--window-max", type=bounded(int, 1, 65535, unit=" frames"), default=None,
+                   help="Reno's largest window (default the larger of --window and 1024)")
+    s.add_argument("--timeout-us", type=bounded(float, 0.0, 34_000_000.0, low_open=True, unit=" us"), default=None,
+                   help="no reply for this long: the requests in flight count as lost (default 10 idle RTTs, >= 20 us)")
+    s.add_argument("--rate", type=bounded(float, 0.0, 100.0, low_open=True, unit=" %"), default=None,
+                   help="without a window: the request rate in percent of line rate")
+    s.add_argument("--pings", type=bounded(int, 1, 512), default=32, help="requests one at a time for the idle RTT")
+    s.add_argument("--duration", type=bounded(float, 0.0, MAX_DURATION_S, low_open=True, unit=" s"), default=None,
+                   help="seconds per load level (default 10 on a board as the paper, 0.01 simulated on the twin)")
+    s.add_argument("--interval", type=bounded(float, 0.0, MAX_DURATION_S, low_open=True, unit=" s"), default=None,
+                   help="seconds between progress snapshots (default 1 on a board, 0.002 on the twin; "
+                        "host-timed: each snapshot carries its exact tester time)")
+    s.add_argument("--load", default="0",
+                   help="twin only: background load levels on the way to the responder, Mb/s, e.g. 0,100,200")
+    s.add_argument("--load-size", type=bounded(int, 64, 16383, unit=" bytes"), default=64,
+                   help="twin only: background load frame size (the paper: 64 and 512)")
+    s.add_argument("--load-random", action="store_true",
+                   help="twin only: Poisson background load instead of evenly spaced frames")
+    s.set_defaults(func=cmd_echo)
 
     s = sub.add_parser("calibrate", parents=[common], formatter_class=fmt_cls,
                        help="fit delay = a*L + b over cables of known length and write the calibration")

@@ -9,7 +9,10 @@
   with the TCP throughput model of Padhye et al. fed with the RTT and loss the tester measured;
 - available bandwidth by probe streams (seed 003, ImTCP): streams at the sub-interval rates of a
   search interval, the first whose one-way delay grows bounds the available bandwidth, the next
-  interval from the 95 % interval of past results, smoothed with gamma.
+  interval from the 95 % interval of past results, smoothed with gamma;
+- single-ended throughput with ICMP echo (seed 004, Treno): echo requests from one port, the replies
+  taken back on it as acknowledgements, at most a window of requests unanswered (fixed, or Reno-like),
+  enforced in gateware; throughput from the replies per second against background load.
 
 A probe run is one generator stream (a size, a gap, bursts of two for pairs) whose every frame the
 receiver's sample FIFO records: sequence number, RX tick and latency. The frame's TX time is its RX
@@ -26,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from fpgatest.analysis import linear_fit
-from fpgatest.measure import frames_lost, send_and_drain
+from fpgatest.measure import drain, frames_lost, send_and_drain
 from fpgatest.output import number_text, write_json_atomic
 from fpgatest.tester import MAX_GAP, MIN_IFG, SettingError, Stream, Tester
 
@@ -624,3 +627,246 @@ def availbw_plot(out: Path, results: dict) -> Path | None:
     ax.set_ylabel("available bandwidth (Mb/s, line rate)")
     ax.legend()
     return save(fig, ax, out / "availbw.png")
+
+
+
+# ---- single-ended throughput with ICMP echo (seed 004, Treno) -----------------------------------------
+
+WINDOW_OPEN_TICKS = 29               # a reply's last byte in -> the next request's SFD out (sim/window)
+
+
+@dataclass
+class EchoPlan:
+    proto: str = "ipv4"
+    size: int = 576                  # the paper's MTU
+    window: int = 56                 # frames: the fixed window, Reno's first (0: no window, send at --rate)
+    window_max: int = 0              # Reno's largest window (0: fixed window)
+    rate_percent: float | None = None  # without a window: the request rate (default line rate)
+    pings: int = 32                  # window-1 requests for the idle RTT
+    duration_s: float = 0.01         # tester time per load level
+    interval_s: float = 0.002        # progress snapshots (host-polled; each stamped with the tester's time)
+    timeout_s: float | None = None   # window timeout (default: 10 idle RTTs, at least 20 us)
+    loads_mbps: list = field(default_factory=lambda: [0.0])
+    load_size: int = 64
+    load_random: bool = False
+    drain_s: float = 0.0002
+    vlan: int | None = None
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def reno(self) -> bool:
+        return self.window_max > 0
+
+    def check(self) -> None:
+        if self.proto not in ("ipv4", "ipv6"):
+            raise SettingError("ICMP echo needs --proto ipv4 or ipv6")
+        if not 0 <= self.window < 1 << 16 or not (self.window_max == 0 or self.window <= self.window_max < 1 << 16):
+            raise SettingError(f"window {self.window} (largest {self.window_max}) out of range: 0..65535 frames, "
+                               "the largest at least the first")
+        if self.reno and not self.window:
+            raise SettingError("a Reno window needs a first window of at least 1 frame")
+        if not 1 <= self.pings <= 512:
+            raise SettingError(f"{self.pings} pings: 1..512 (the sample FIFO)")
+        if not self.interval_s <= self.duration_s:
+            raise SettingError("the progress interval must not exceed the duration")
+        if any(not 0 <= x <= 1000 for x in self.loads_mbps) or not 64 <= self.load_size <= 16383:
+            raise SettingError("load 0..1000 Mb/s in frames of 64..16383 bytes")
+        self.stream(1, 0).check()
+
+    def stream(self, window: int, timeout_ticks: int, count: int = 0, reno: bool = False) -> Stream:
+        return Stream(proto=self.proto, size=self.size, count=count, vlan=self.vlan, icmp=True,
+                      rate_percent=None if window else self.rate_percent,
+                      win_mode=(2 if reno else 1) if window else 0, win_size=window,
+                      win_max=self.window_max if reno else 0, win_timeout=timeout_ticks, extra=self.extra)
+
+
+def echo_truth(t: Tester, size: int, window: int, rtt_ns: float) -> dict | None:
+    """On the twin, what the model allows an echo run: the bottleneck left by the cross traffic on the
+    way out and back (frames carry size + 20 bytes of line), and what a fixed window of `window` frames
+    can carry per round trip (the window opens once a reply's last byte is in). Frame bits, Mb/s."""
+    if not t.has_dut_model:
+        return None
+    hops = [t.dut_get(p) for p in t.dut_paths()]
+    avail = min(h["rate_mbps"] - h["cross_mbps"] for h in hops if h["enable"]) \
+        if any(h["enable"] for h in hops) else 1000.0
+    link = max(0.0, avail) * size / (size + WIRE_OVERHEAD)
+    cycle_ns = rtt_ns + (size + WINDOW_OPEN_TICKS) * TICK_NS
+    win = window * size * 8 / cycle_ns * 1000 if window else None
+    return {"available_mbps": avail, "link_bound_mbps": link, "window_bound_mbps": win,
+            "expected_mbps": min(link, win) if win is not None else link}
+
+
+def _echo_drops(t: Tester) -> int | None:
+    if not t.has_dut_model:
+        return None
+    return sum(h["drop_buffer"] + h["drop_size"] for h in (t.dut_get(p) for p in t.dut_paths()) if h["enable"])
+
+
+def echo(t: Tester, plan: EchoPlan, port: int, reply_port: int, out: Path, on_level=None) -> dict:
+    """Idle RTT from window-1 pings, then per load level a windowed run of plan.duration_s: replies per
+    second between two snapshots (exact tester times), RTTs of every reply, losses from the sequence
+    tracker after the path has drained, the window's own view (cwnd, losses, cuts, timeouts).
+    On the twin each level sets the model's cross traffic on path ab (background load on the way to the
+    responder) and the responder answers; everything the command changed is put back."""
+    twin = t.has_echo_model
+    if not 0 <= reply_port < t.n_ports:
+        raise SettingError(f"--reply-port {reply_port} out of range: this tester has ports 0..{t.n_ports - 1}")
+    if not twin and plan.loads_mbps != [0.0]:
+        raise SettingError("background load levels (--load) are set in the twin's model: twin only")
+    if plan.window and reply_port != port:
+        raise SettingError("a window needs the replies on the sending port (the window is in that port's gateware)")
+    if not t.has(reply_port, "rx"):
+        raise SettingError(f"port {reply_port} has no receiver in this build: the replies cannot be counted")
+    peer = (reply_port + 1) % t.n_ports
+    saved_echo = t.echo_get() if twin else None
+    saved_ab = t.dut_registers("ab") if twin else None
+    results = {"method": "single-ended throughput with ICMP echo (seed 004, Treno)", "port": port,
+               "reply_port": reply_port, "size": plan.size, "window": plan.window, "window_max": plan.window_max,
+               "mode": "reno" if plan.reno else "fixed" if plan.window else "none", "levels": []}
+    # the replies carry the sending port's stream (port n sends stream n + 1, the register layout's
+    # default): the reply port counts it, and takes back its own default (its peer's stream) at the end
+    t.dev.write(f"port{reply_port}_cfg_rx_stream_id", port + 1)
+    try:
+        if twin:
+            t.echo_set(enable=True)
+        counters, records = probe_run(t, port, reply_port, plan.stream(1, 0, count=plan.pings), plan.drain_s)
+        if not records:
+            raise SettingError("no echo reply came back: nothing answers the requests")
+        rtts = [r["owd_ns"] for r in records]
+        idle = {"pings": plan.pings, "replies": len(records), "lost": counters["lost"], "rtt_min_ns": min(rtts),
+                "rtt_mean_ns": float(np.mean(rtts)), "rtt_max_ns": max(rtts)}
+        results["idle"] = idle
+        timeout_s = plan.timeout_s if plan.timeout_s is not None else max(10 * idle["rtt_max_ns"] * 1e-9, 20e-6)
+        timeout_ticks = round(timeout_s / (TICK_NS * 1e-9))
+        if not 1 <= timeout_ticks < 1 << 32:
+            raise SettingError(f"window timeout {timeout_s} s out of range")
+        results["timeout_us"] = timeout_ticks * TICK_NS / 1000
+        with open(out / "intervals.csv", "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=["load_mbps", "t_ms", "sent", "replies", "cwnd", "throughput_mbps"])
+            w.writeheader()
+            for load in plan.loads_mbps:
+                if twin:
+                    t.dut_set("ab", cross_mbps=load, cross_size=plan.load_size, cross_random=plan.load_random)
+                level = _echo_level(t, plan, port, reply_port, timeout_ticks, load, w)
+                level["truth"] = echo_truth(t, plan.size, plan.window if not plan.reno else 0, idle["rtt_min_ns"])
+                f.flush()
+                results["levels"].append(level)
+                write_json_atomic(out / "results.json", results)
+                if on_level:
+                    on_level(level)
+    finally:
+        t.dev.write(f"port{reply_port}_cfg_rx_stream_id", peer + 1)     # the layout's default: the peer's stream
+        if twin:
+            t.dut_restore(saved_ab)
+            t.echo_set(enable=saved_echo["enable"])
+    return results
+
+
+def _echo_level(t: Tester, plan: EchoPlan, port: int, reply_port: int, timeout_ticks: int, load: float, w) -> dict:
+    stream = plan.stream(plan.window, timeout_ticks, reno=plan.reno)
+    drops0 = _echo_drops(t)
+    t.clear()
+    t.configure(port, stream)
+    first = t.snapshot()
+    t.start(port)
+    rows = []
+    try:
+        end = first["time_ticks"] + round(plan.duration_s / (TICK_NS * 1e-9))
+        step = max(1, round(plan.interval_s / (TICK_NS * 1e-9)))
+        prev = first
+        # at least two progress snapshots: the throughput is taken between the first and the last
+        while prev["time_ticks"] < end or len(rows) < 2:
+            t.wait_ticks(step)
+            snap = t.snapshot()
+            tx, rx = snap["ports"][port], snap["ports"][reply_port]
+            dt = (snap["time_ticks"] - prev["time_ticks"]) * TICK_NS * 1e-9
+            replies = rx["test_frames"] - prev["ports"][reply_port]["test_frames"]
+            row = {"load_mbps": load, "t_ms": (snap["time_ticks"] - first["time_ticks"]) * TICK_NS * 1e-6,
+                   "sent": tx["tx_frames"], "replies": rx["test_frames"], "cwnd": tx["win_cwnd"],
+                   "throughput_mbps": replies * plan.size * 8 / dt / 1e6}
+            w.writerow(row)
+            rows.append({**row, "time_ticks": snap["time_ticks"]})
+            prev = snap
+    finally:
+        t.stop(port)
+    t.wait_idle(port, timeout_s=60.0)
+    final = drain(t, reply_port, plan.drain_s)
+    p_tx, p_rx = final["ports"][port], final["ports"][reply_port]
+    # throughput between the first progress snapshot and the last: the start-up (slow start, the first
+    # round trip) left out; +-1 reply at each end of the span is the counting resolution
+    a, b = rows[0], rows[-1]
+    span_s = (b["time_ticks"] - a["time_ticks"]) * TICK_NS * 1e-9
+    count = b["replies"] - a["replies"]
+    rate = count * plan.size * 8 / span_s / 1e6 if span_s > 0 else None
+    sent = p_tx["tx_frames"]
+    lost = frames_lost(p_rx, stream.seq_start, sent)
+    drops1 = _echo_drops(t)
+    return {"load_mbps": load, "sent": sent, "replies": p_rx["test_frames"], "lost": lost,
+            "model_drops": None if drops0 is None else drops1 - drops0,
+            "throughput_mbps": rate, "throughput_resolution_mbps": 2 * plan.size * 8 / span_s / 1e6 if span_s > 0 else None,
+            "span_ms": span_s * 1000, "replies_in_span": count,
+            "rtt": Tester.latency_summary(p_rx), "cwnd": p_tx["win_cwnd"], "window_lost": p_tx["win_lost"],
+            "cuts": p_tx["win_cuts"], "timeouts": p_tx["win_timeouts"], "foreign": p_rx["foreign"],
+            "progress": rows}
+
+
+def echo_report(results: dict) -> str:
+    idle = results["idle"]
+    mode = {"reno": f"Reno-like window, first {results['window']}, largest {results['window_max']} frames",
+            "fixed": f"fixed window of {results['window']} frames", "none": "no window"}[results["mode"]]
+    lines = [f"# Single-ended throughput with ICMP echo, port {results['port']} (replies on port {results['reply_port']})",
+             "", f"- {results['size']}-byte echo requests, {mode}; window timeout {results['timeout_us']:.1f} us",
+             f"- idle RTT ({idle['replies']} of {idle['pings']} pings answered): min {idle['rtt_min_ns']:.0f} ns, "
+             f"mean {idle['rtt_mean_ns']:.1f} ns, max {idle['rtt_max_ns']:.0f} ns (stamps: 8 ns)",
+             "- throughput: reply frames' bits per second between the first and the last progress snapshot "
+             "(± the counting resolution: one reply at each end of the span)", "",
+             "| load (Mb/s) | sent | replies | lost | model drops | throughput (Mb/s) | expected (Mb/s) | "
+             "RTT min / mean / max (ns) | cwnd | cuts | timeouts |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for lv in results["levels"]:
+        rtt = lv["rtt"]
+        truth = lv["truth"]
+        lines.append(
+            f"| {lv['load_mbps']:g} | {lv['sent']} | {lv['replies']} | {lv['lost']} | "
+            f"{number_text(lv['model_drops'], 'd')} | {number_text(lv['throughput_mbps'], '.2f')} ± "
+            f"{number_text(lv['throughput_resolution_mbps'], '.2f')} | "
+            f"{number_text(truth['expected_mbps'] if truth else None, '.2f')} | "
+            f"{number_text(rtt['min'], '.0f')} / {number_text(rtt['mean'], '.1f')} / {number_text(rtt['max'], '.0f')} | "
+            f"{lv['cwnd']} | {lv['cuts']} | {lv['timeouts']} |")
+    if any(lv["truth"] for lv in results["levels"]):
+        lines += ["", "expected (twin): the smaller of what the bottleneck leaves (capacity − load, less preamble "
+                      "and gap) and, for a fixed window, W·size per round trip (idle RTT + the reply's own length "
+                      "+ 29 ticks until the window opens)."]
+    return "\n".join(lines) + "\n"
+
+
+def echo_plot(out: Path, results: dict) -> Path | None:
+    """The paper's Figs. 2-5: throughput against background load (with the bounds the twin knows), and
+    the window over tester time per load."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from fpgatest.output import save
+
+    levels = [lv for lv in results["levels"] if lv["throughput_mbps"] is not None]
+    if not levels:
+        return None
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 4.5))
+    loads = [lv["load_mbps"] for lv in levels]
+    ax.errorbar(loads, [lv["throughput_mbps"] for lv in levels], yerr=[lv["throughput_resolution_mbps"] for lv in levels],
+                fmt="o-", color="C0", label="measured (replies)")
+    if all(lv["truth"] for lv in levels):
+        ax.plot(loads, [lv["truth"]["link_bound_mbps"] for lv in levels], "--", color="C3",
+                label="bottleneck − load (twin's model)")
+        if levels[0]["truth"]["window_bound_mbps"] is not None:
+            ax.plot(loads, [lv["truth"]["window_bound_mbps"] for lv in levels], ":", color="C2", label="window / RTT")
+    ax.set_xlabel("background load (Mb/s)")
+    ax.set_ylabel("echo throughput (Mb/s, frame bits)")
+    ax.legend()
+    for i, lv in enumerate(levels):
+        ax2.step([r["t_ms"] for r in lv["progress"]], [r["cwnd"] for r in lv["progress"]], where="post",
+                 color=f"C{i % 10}", label=f"load {lv['load_mbps']:g} Mb/s")
+    ax2.set_xlabel("tester time (ms)")
+    ax2.set_ylabel("window at each snapshot (frames)")
+    ax2.legend(fontsize="small")
+    return save(fig, ax, out / "echo.png")

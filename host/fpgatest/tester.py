@@ -20,7 +20,8 @@ PPM_LIMIT = 1000   # the switch model's clock offset, both signs (its pace regis
 
 GEN_ERRORS = {"err_size": "frame size out of range for this protocol", "err_ifg": "IFG below 12 bytes",
               "err_burst_gap": "burst gap below 12 bytes", "err_frac": "fractional gap numerator >= denominator",
-              "err_proto": "unknown protocol"}
+              "err_proto": "unknown protocol (or ICMP without IP)",
+              "err_window": "window settings (mode, a window of 0, Reno's largest below its first) or no receiver on the port"}
 SEQ_WINDOW = 1024          # the tracker's window (sequence numbers)
 
 # what the host assumes of the gateware, by csr.json constant (read from the cores' parameters)
@@ -71,11 +72,25 @@ class Stream:
     burst: int = 0
     burst_gap: int = MIN_IFG
     seq_start: int = 0
+    icmp: bool = False          # IPv4/IPv6: ICMP echo requests instead of UDP datagrams
+    win_mode: int = 0           # fpgatest_window: 0 none, 1 fixed, 2 Reno-like
+    win_size: int = 0           # frames: the fixed window, Reno's first
+    win_max: int = 0            # frames: Reno's largest
+    win_timeout: int = 0        # ticks without a reply before the frames in flight count as lost (0 = never)
     extra: dict = field(default_factory=dict)
 
     def check(self) -> None:
         if self.proto not in PROTOS:
             raise SettingError(f"unknown protocol {self.proto!r} (choose from {', '.join(PROTOS)})")
+        if self.icmp and self.proto == "eth":
+            raise SettingError("ICMP echo needs an IP protocol (ipv4 or ipv6)")
+        if self.win_mode:
+            if self.win_mode not in (1, 2) or not 1 <= self.win_size < 1 << 16:
+                raise SettingError(f"window of {self.win_size} frames out of range 1..{(1 << 16) - 1}")
+            if self.win_mode == 2 and not self.win_size <= self.win_max < 1 << 16:
+                raise SettingError(f"largest window {self.win_max} frames out of range {self.win_size}..{(1 << 16) - 1}")
+            if not 0 <= self.win_timeout < 1 << 32:
+                raise SettingError(f"window timeout of {self.win_timeout} ticks out of range 0..{(1 << 32) - 1}")
         low = min_size(self.proto, self.vlan is not None)
         if not low <= self.size <= MAX_SIZE:
             raise SettingError(f"frame size {self.size} out of range {low}..{MAX_SIZE} bytes for {self.proto}"
@@ -106,6 +121,9 @@ class Stream:
             "cfg_ifg_frac_num": num, "cfg_ifg_frac_den": den, "cfg_count": self.count,
             "cfg_vlan_en": int(self.vlan is not None), "cfg_vlan_tci": self.vlan or 0,
             "cfg_burst_len": self.burst, "cfg_burst_gap": self.burst_gap, "cfg_seq_start": self.seq_start,
+            # every stream states these, so none inherits an echo run's settings
+            "cfg_icmp": int(self.icmp), "cfg_win_mode": self.win_mode, "cfg_win_size": self.win_size,
+            "cfg_win_max": self.win_max, "cfg_win_timeout": self.win_timeout,
         }
         regs.update(self.extra)
         return regs
@@ -391,6 +409,28 @@ class Tester:
             regs["cross_mode"] = 0 if not mbps else (2 if random else 1)
         for name, value in regs.items():
             self.dev.write(head + name, value)
+
+    @property
+    def has_echo_model(self) -> bool:
+        return "dut_echo_cfg_enable" in self.dev.map
+
+    def echo_set(self, enable: bool | None = None, delay_ns: float | None = None) -> None:
+        """The twin's echo responder at the far end of path ab (answers ping; replies return through ba)."""
+        if not self.has_echo_model:
+            raise MapError("this register map has no echo responder: it exists on the twin only")
+        if delay_ns is not None:
+            ticks = round(delay_ns / TICK_NS)
+            if not 16 <= ticks < 1 << 32:
+                raise SettingError(f"echo delay {delay_ns} ns out of range {16 * TICK_NS:.0f}..{((1 << 32) - 1) * TICK_NS:.0f} ns")
+            self.dev.write("dut_echo_cfg_delay", ticks)
+        if enable is not None:
+            self.dev.write("dut_echo_cfg_enable", int(bool(enable)))
+
+    def echo_get(self) -> dict:
+        raw = self.dev.read_many([n for n in self.dev.map.registers if n.startswith("dut_echo_")])
+        return {"enable": bool(raw["dut_echo_cfg_enable"]), "delay_ns": raw["dut_echo_cfg_delay"] * TICK_NS,
+                "requests": raw["dut_echo_stat_requests"], "replies": raw["dut_echo_stat_replies"],
+                "passed": raw["dut_echo_stat_passed"]}
 
     def dut_registers(self, path: str) -> dict[str, int]:
         """The raw settings of one direction of the switch model, to put back with dut_restore."""

@@ -10,7 +10,8 @@ import pytest
 from fpgatest.cli import main
 from fpgatest.driver import Device
 from fpgatest.probes import tcp_throughput
-from fpgatest.tester import Tester
+from fpgatest.measure import send_and_drain
+from fpgatest.tester import Stream, Tester
 
 TICK_NS = 8.0
 HOP2_PER_BYTE_NS = 80 / 3          # a 300 Mb/s store-and-forward link: 26.67 ns per byte
@@ -152,3 +153,76 @@ def test_availbw_finds_and_follows_a_step(twin_link, tmp_path):
     assert rounds[6]["edge"] == "low", "the step is seen at once: every stream of the old interval is too fast"
     assert all(s["lost"] == 0 for r in rounds for s in r["streams"])
     assert (tmp_path / "rounds.csv").read_text().count("\n") == 1 + sum(len(r["streams"]) for r in rounds)
+
+
+ECHO_SIZE = 576
+
+
+def set_echo_model(twin_link, **ab):
+    """Path ab (to the responder) and ba (back): 1 us + 8 ns/B store-and-forward switches; the responder
+    answers 1 us after a request's last byte."""
+    url, csr = twin_link
+    with Device(url, csr) as dev:
+        t = Tester(dev)
+        for path in ("ab", "ba"):
+            t.dut_set(path, **{"enable": True, "latency_ns": 1000, "per_byte_ns": 8, "rate_mbps": 1000,
+                               "buffer_bytes": 128 * 1024, "cut_through": False, "dither": False, "cable_in_ns": 0,
+                               "cable_out_ns": 0, "cross_mbps": 0, **(ab if path == "ab" else {})})
+        t.dut_set("ab2", enable=False, cross_mbps=0)
+        t.echo_set(delay_ns=1000)
+        return t.echo_get()
+
+
+def test_echo_rtt_is_the_models_delay_and_a_fixed_window_sets_the_rate(twin_link, tmp_path):
+    """Seed 004: every idle RTT is the model's delays to the tick (there, the responder, back); a fixed
+    window of 2 frames, far below the path's capacity, carries W frames per round trip (RTT, the
+    reply's own length and the gateware's 29 ticks until the window opens) within the counting
+    resolution; nothing is lost, the responder is off again afterwards."""
+    set_echo_model(twin_link)
+    out = tmp_path / "echo"
+    assert cli(twin_link, "echo", "--window", "2", "--size", str(ECHO_SIZE), "--out", str(out)) == 0
+    res = json.loads((out / "results.json").read_text())
+    hop = 125 + ECHO_SIZE                                  # ticks: latency + 1 tick per byte, each way
+    rtt_ns = (2 * hop + ECHO_SIZE + 125) * TICK_NS
+    assert res["idle"]["rtt_min_ns"] == res["idle"]["rtt_max_ns"] == rtt_ns
+    level = res["levels"][0]
+    assert level["rtt"]["min"] == level["rtt"]["max"] == rtt_ns, "a window below capacity queues nothing"
+    window_bound = 2 * ECHO_SIZE * 8 / (rtt_ns + (ECHO_SIZE + 29) * TICK_NS) * 1000
+    assert level["truth"]["window_bound_mbps"] == pytest.approx(window_bound)
+    assert level["truth"]["expected_mbps"] == pytest.approx(window_bound)
+    assert window_bound < level["truth"]["link_bound_mbps"]
+    assert abs(level["throughput_mbps"] - window_bound) <= level["throughput_resolution_mbps"]
+    assert level["lost"] == level["model_drops"] == 0 and level["replies"] == level["sent"]
+    assert level["cwnd"] == 2 and level["timeouts"] == 0 and level["foreign"] == 0
+    assert (out / "echo.png").stat().st_size > 0 and "ICMP echo" in (out / "report.md").read_text()
+    url, csr = twin_link
+    with Device(url, csr) as dev:
+        assert Tester(dev).echo_get()["enable"] is False
+
+
+def test_echo_reno_and_load_losses_are_the_models_drops(twin_link, tmp_path):
+    """A 300 Mb/s bottleneck with an 8 KiB buffer: a Reno window fills it, loses frames and halves;
+    every lost reply is a frame the model dropped (the same number), and the throughput follows
+    capacity minus background load (evenly spaced 64-byte frames, as the paper's generator) within
+    a tenth: Reno's sawtooth leaves the bottleneck idle for a little of each cycle."""
+    set_echo_model(twin_link, rate_mbps=300, buffer_bytes=8192)
+    out = tmp_path / "reno"
+    assert cli(twin_link, "echo", "--window", "1", "--reno", "--window-max", "64", "--size", "1518",
+               "--load", "0,150", "--out", str(out)) == 0
+    res = json.loads((out / "results.json").read_text())
+    for level in res["levels"]:
+        link = level["truth"]["link_bound_mbps"]
+        assert link == pytest.approx((300 - level["load_mbps"]) * 1518 / 1538, rel=1e-3)
+        assert level["lost"] == level["model_drops"] > 0 and level["cuts"] >= 1
+        assert level["replies"] + level["lost"] == level["sent"]
+        assert 0.9 * link <= level["throughput_mbps"] <= link + level["throughput_resolution_mbps"]
+    url, csr = twin_link
+    with Device(url, csr) as dev:
+        t = Tester(dev)
+        assert t.dut_get("ab")["cross_mbps"] == 0 and t.echo_get()["enable"] is False
+        # the ports as they were: a plain stream from port 0 is port 1's test stream, and port 0 counts
+        # port 1's stream again (not its own echoes)
+        t.dut_set("ab", rate_mbps=1000, buffer_bytes=128 * 1024)
+        for tx, rx in ((0, 1), (1, 0)):
+            snap = send_and_drain(t, tx, rx, Stream(proto="ipv4", size=64, count=10), 0.0002, 60)
+            assert snap["ports"][rx]["test_frames"] == 10 and snap["ports"][rx]["other_stream"] == 0

@@ -7,11 +7,11 @@ import pytest
 from cocotb.triggers import ClockCycles
 from cocotbext.eth import GmiiFrame
 from scapy.contrib.lldp import LLDPDU, LLDPDUChassisID, LLDPDUEndOfLLDPDU, LLDPDUPortID, LLDPDUTimeToLive
-from scapy.layers.inet import IP, UDP
+from scapy.layers.inet import ICMP, IP, UDP
 from scapy.layers.l2 import ARP, Ether
 from scapy.packet import Raw
 
-from common.frames import PROTO_IPV4, PROTO_IPV6, PROTO_RAW, StreamConfig, with_fcs
+from common.frames import PROTO_IPV4, PROTO_IPV6, PROTO_RAW, StreamConfig, echo_reply, with_fcs
 from common.runner import run
 from common.tb import TB
 
@@ -191,6 +191,17 @@ async def run_test_frame_classes(dut):
     for _ in range(3):
         add(cfg.frame(seq, 100), "stat_test_frames")
         seq += 1
+    # ICMP echo requests and replies carrying the signature are test frames (the echo method's
+    # replies come back to the sending port); a signed payload over TCP, or a plain ping, is foreign
+    for make in (lambda f: f, echo_reply):
+        for proto, src, dst in ((PROTO_IPV4, 0xC0A80001, 0xC0A80002), (PROTO_IPV6, 1 << 100, 2 << 100)):
+            icmp = StreamConfig(proto=proto, icmp=1, size=150, src_ip=src, dst_ip=dst)
+            add(make(icmp.frame(seq, 110)), "stat_test_frames")
+            seq += 1
+    tcp = bytearray(cfg.frame(seq, 120)[:-4])
+    tcp[23] = 6
+    add(with_fcs(bytes(tcp)), "stat_foreign")
+    add(with_fcs(bytes(Ether() / IP(dst="192.168.0.2") / ICMP() / Raw(bytes(40)))), "stat_foreign")
     for frame in sends:
         await tb.rx_source.send(frame)
     await tb.rx_source.wait()

@@ -5,8 +5,8 @@ import struct
 import zlib
 from dataclasses import dataclass, field
 
-from scapy.layers.inet import IP, UDP
-from scapy.layers.inet6 import IPv6
+from scapy.layers.inet import ICMP, IP, UDP
+from scapy.layers.inet6 import ICMPv6EchoRequest, IPv6
 from scapy.layers.l2 import Dot1Q, Ether
 from scapy.packet import Raw
 
@@ -57,6 +57,7 @@ class StreamConfig:
     """Generator settings; field names match the cfg_* registers of fpgatest_port."""
 
     proto: int = PROTO_IPV4
+    icmp: int = 0  # IPv4/IPv6: an ICMP echo request (id udp_src, sequence seq & 0xFFFF) instead of UDP
     vlan_en: int = 0
     vlan_tci: int = 0x0064
     dst_mac: int = 0x02_00_00_00_00_02
@@ -77,6 +78,10 @@ class StreamConfig:
     burst_len: int = 0
     burst_gap: int = 12
     count: int = 0
+    win_mode: int = 0  # fpgatest_window: 0 off, 1 fixed, 2 Reno-like
+    win_size: int = 0
+    win_max: int = 0
+    win_timeout: int = 0
     extra: dict = field(default_factory=dict)
 
     def frame(self, seq: int, tx_tick: int) -> bytes:
@@ -95,16 +100,49 @@ class StreamConfig:
                 pkt[Ether].type = self.ethertype
         elif self.proto == PROTO_IPV4:
             udp_payload = sig + bytes(payload_len - 28 - SIG_LEN)
+            l4 = ICMP(type=8, id=self.udp_src, seq=seq & 0xFFFF) if self.icmp else UDP(sport=self.udp_src,
+                                                                                      dport=self.udp_dst)
             pkt = l2 / IP(src=ip4_str(self.src_ip), dst=ip4_str(self.dst_ip), ttl=self.ip_ttl, tos=self.ip_tos,
-                          id=seq & 0xFFFF, flags="DF") / UDP(sport=self.udp_src, dport=self.udp_dst) / Raw(udp_payload)
+                          id=seq & 0xFFFF, flags="DF") / l4 / Raw(udp_payload)
         else:
             udp_payload = sig + bytes(payload_len - 48 - SIG_LEN)
-            pkt = l2 / IPv6(src=ip6_str(self.src_ip), dst=ip6_str(self.dst_ip), hlim=self.ip_ttl, tc=self.ip_tos) / UDP(
-                sport=self.udp_src, dport=self.udp_dst) / Raw(udp_payload)
+            l4 = ICMPv6EchoRequest(id=self.udp_src, seq=seq & 0xFFFF) if self.icmp else UDP(sport=self.udp_src,
+                                                                                           dport=self.udp_dst)
+            pkt = l2 / IPv6(src=ip6_str(self.src_ip), dst=ip6_str(self.dst_ip), hlim=self.ip_ttl, tc=self.ip_tos) / l4 \
+                / Raw(udp_payload)
         data = bytes(pkt)
+        if self.icmp:
+            # an ICMP checksum that sums to 0 goes out as 0xFFFF (the generator's one's-complement choice)
+            at = len(data) - len(udp_payload) - 6
+            if data[at:at + 2] == b"\x00\x00":
+                data = data[:at] + b"\xff\xff" + data[at + 2:]
         assert len(data) == self.size - 4, (len(data), self.size)
         return data + struct.pack("<I", zlib.crc32(data))
 
 
 def with_fcs(data: bytes) -> bytes:
+    return data + struct.pack("<I", zlib.crc32(data))
+
+
+def echo_reply(frame: bytes) -> bytes:
+    """The echo reply a host sends for an ICMP/ICMPv6 echo request (with FCS): addresses swapped, type 0
+    (ICMPv6 129), checksum recomputed, the data (our signature) untouched."""
+    pkt = Ether(frame[:-4])
+    pkt[Ether].src, pkt[Ether].dst = pkt[Ether].dst, pkt[Ether].src
+    if ICMP in pkt:
+        pkt[IP].src, pkt[IP].dst = pkt[IP].dst, pkt[IP].src
+        pkt[ICMP].type = 0
+        del pkt[IP].chksum, pkt[ICMP].chksum
+    else:
+        from scapy.layers.inet6 import ICMPv6EchoReply
+
+        req = pkt[ICMPv6EchoRequest]
+        rep = ICMPv6EchoReply(id=req.id, seq=req.seq, data=req.data)
+        ip6 = pkt[IPv6]
+        ip6.src, ip6.dst = ip6.dst, ip6.src
+        ip6.remove_payload()
+        ip6.add_payload(rep)
+        del ip6.plen
+        pkt = pkt.__class__(bytes(pkt))
+    data = bytes(pkt)
     return data + struct.pack("<I", zlib.crc32(data))

@@ -7,8 +7,8 @@ import os
 import cocotb
 import pytest
 from cocotb.triggers import ClockCycles
-from scapy.layers.inet import IP, UDP
-from scapy.layers.inet6 import IPv6
+from scapy.layers.inet import ICMP, IP, UDP
+from scapy.layers.inet6 import ICMPv6EchoRequest, IPv6
 from scapy.layers.l2 import Ether
 from scapy.utils import rdpcap, wrpcap
 
@@ -32,7 +32,16 @@ SHAPES = [
     ("ipv6", StreamConfig(proto=PROTO_IPV6, size=84, src_ip=IPV6_SRC, dst_ip=IPV6_DST)),
     ("ipv6_vlan_big", StreamConfig(proto=PROTO_IPV6, vlan_en=1, size=1518, src_ip=IPV6_SRC, dst_ip=IPV6_DST,
                                    ip_tos=0x2E)),
+    ("icmp4", StreamConfig(proto=PROTO_IPV4, icmp=1, size=64, udp_src=0xBEEF)),
+    ("icmp4_vlan_odd", StreamConfig(proto=PROTO_IPV4, icmp=1, vlan_en=1, size=577, ip_tos=0x10)),
+    ("icmp6", StreamConfig(proto=PROTO_IPV6, icmp=1, size=84, src_ip=IPV6_SRC, dst_ip=IPV6_DST)),
+    ("icmp6_big", StreamConfig(proto=PROTO_IPV6, icmp=1, size=1518, src_ip=IPV6_SRC, dst_ip=IPV6_DST, udp_src=7)),
 ]
+
+
+def _same_ones_complement(a: int, b: int) -> bool:
+    """Equal checksums, 0x0000 and 0xFFFF being the same number in one's complement."""
+    return a == b or {a, b} == {0, 0xFFFF}
 
 
 async def send(tb: TB, cfg: StreamConfig):
@@ -77,7 +86,21 @@ async def run_test_frames_match_reference(dut):
     wrpcap(str(pcap), pcap_packets)
     checked = 0
     for pkt in rdpcap(str(pcap)):
-        if IP in pkt:
+        if ICMP in pkt:
+            rebuilt = pkt.copy()
+            del rebuilt[IP].chksum, rebuilt[ICMP].chksum
+            rebuilt = Ether(bytes(rebuilt))
+            assert rebuilt[IP].chksum == pkt[IP].chksum and pkt[ICMP].type == 8 and pkt[IP].proto == 1
+            assert _same_ones_complement(rebuilt[ICMP].chksum, pkt[ICMP].chksum)
+            checked += 1
+        elif ICMPv6EchoRequest in pkt:
+            rebuilt = pkt.copy()
+            del rebuilt[IPv6].plen, rebuilt[ICMPv6EchoRequest].cksum
+            rebuilt = Ether(bytes(rebuilt))
+            assert rebuilt[IPv6].plen == pkt[IPv6].plen and pkt[IPv6].nh == 58
+            assert _same_ones_complement(rebuilt[ICMPv6EchoRequest].cksum, pkt[ICMPv6EchoRequest].cksum)
+            checked += 1
+        elif IP in pkt:
             ip = pkt[IP]
             rebuilt = pkt.copy()
             del rebuilt[IP].chksum, rebuilt[IP].len, rebuilt[UDP].chksum, rebuilt[UDP].len
@@ -92,7 +115,7 @@ async def run_test_frames_match_reference(dut):
             assert pkt[UDP].chksum != 0, "UDP checksum is mandatory over IPv6"
             assert rebuilt[UDP].chksum == pkt[UDP].chksum and rebuilt[IPv6].plen == pkt[IPv6].plen
             checked += 1
-    assert checked == 5 * 5
+    assert checked == 5 * 9
 
 
 @cocotb.test()
@@ -193,6 +216,10 @@ async def run_test_bad_settings(dut):
         (StreamConfig(burst_len=4, burst_gap=0), 0x04),
         (StreamConfig(ifg_frac_num=5, ifg_frac_den=5), 0x08),
         (StreamConfig(proto=3), 0x10),
+        (StreamConfig(proto=PROTO_RAW, icmp=1), 0x10),
+        (StreamConfig(win_mode=1, win_size=0), 0x20),
+        (StreamConfig(win_mode=3, win_size=4), 0x20),
+        (StreamConfig(win_mode=2, win_size=8, win_max=4), 0x20),
         (StreamConfig(size=0, ifg=0), 0x03),
     ]
     for cfg, error in cases:
