@@ -942,7 +942,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--window-max", type=bounded(int, 1, 65535, unit=" frames"), default=None,
                    help="Reno's largest window (default the larger of --window and 1024)")
     s.add_argument("--timeout-us", type=bounded(float, 0.0, 34_000_000.0, low_open=True, unit=" us"), default=None,
-                   help="no reply for this long: the requests in flight count as lost (default 10 idle RTTs, >= 20 us)")
+                   help="no reply for this long: the requests in flight count as lost (default: 1 ms for the pings, "
+                        "then 10 idle RTTs and at least 20 us; raise it where queues are deep, the report counts "
+                        "the timeouts)")
     s.add_argument("--rate", type=bounded(float, 0.0, 100.0, low_open=True, unit=" %"), default=None,
                    help="without a window: the request rate in percent of line rate")
     s.add_argument("--pings", type=bounded(int, 1, 512), default=32, help="requests one at a time for the idle RTT")

@@ -729,7 +729,10 @@ def echo(t: Tester, plan: EchoPlan, port: int, reply_port: int, out: Path, on_le
     try:
         if twin:
             t.echo_set(enable=True)
-        counters, records = probe_run(t, port, reply_port, plan.stream(1, 0, count=plan.pings), plan.drain_s)
+        # one request at a time; a lost one holds the next back only until the timeout (1 ms unless given)
+        ping_timeout = round((plan.timeout_s if plan.timeout_s is not None else 1e-3) / (TICK_NS * 1e-9))
+        counters, records = probe_run(t, port, reply_port, plan.stream(1, ping_timeout, count=plan.pings),
+                                      plan.drain_s)
         if not records:
             raise SettingError("no echo reply came back: nothing answers the requests")
         rtts = [r["owd_ns"] for r in records]

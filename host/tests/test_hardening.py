@@ -55,6 +55,16 @@ BAD_INPUT = [
     (["availbw", "--streams", "17"], "--streams: 17 out of range 2..16"),
     (["availbw", "--history", "1"], "--history: 1 out of range 2..100"),
     (["availbw", "--proto", "ipv6", "--size", "64"], "--size 64 below the smallest ipv6 frame"),
+    (["echo", "--proto", "eth"], "--proto eth: ICMP echo needs ipv4 or ipv6"),
+    (["echo", "--window", "70000"], "--window: 70000 out of range 0..65535"),
+    (["echo", "--reno", "--window", "8", "--window-max", "4"], "largest 4) out of range"),
+    (["echo", "--reno", "--window", "0"], "--reno needs a window"),
+    (["echo", "--window-bytes", "100"], "--window-bytes 100 holds no 576-byte frame"),
+    (["echo", "--load", "0,2000"], "--load '0,2000': each level 0..1000 Mb/s"),
+    (["echo", "--load", "a"], "--load 'a': a comma-separated list of Mb/s"),
+    (["echo", "--pings", "0"], "--pings: 0 out of range 1..512"),
+    (["echo", "--timeout-us", "nan"], "--timeout-us"),
+    (["echo", "--duration", "0.001", "--interval", "0.01"], "the progress interval must not exceed the duration"),
     (["dut", "--dut", "cross_mbps=2000"], "bad --dut 'cross_mbps=2000': 2000 out of range"),
     (["dut", "--dut", "cross_size=63"], "bad --dut 'cross_size=63': 63 out of range 64..16383"),
     (["dut", "--dut", "enable=2"], "bad --dut 'enable=2': 2 out of range 0..1"),
@@ -147,12 +157,12 @@ def test_bad_input_one_line_nothing_written(argv, message, tmp_path, capsys):
     argv = [a.replace("{tmp}", str(work)) for a in argv]
     message = message.replace("{tmp}", str(work))
     full = list(argv)
-    if argv and argv[0] in ("sweep", "run", "info", "dut", "calibrate", "rfc2544", "owd", "pairs", "availbw"):
+    if argv and argv[0] in ("sweep", "run", "info", "dut", "calibrate", "rfc2544", "owd", "pairs", "availbw", "echo"):
         # a valid map, so that what is refused is the case itself (a fresh clone has no board map)
         csr = tmp_path / "csr.json"
         csr.write_text(json.dumps(GOOD_MAP))
         full += ["--csr", str(csr), "--calibration", "none"] + ([] if "--url" in argv else ["--url", NOWHERE])
-    if argv and argv[0] in ("sweep", "rfc2544", "owd", "pairs", "availbw") and "--out" not in argv:
+    if argv and argv[0] in ("sweep", "rfc2544", "owd", "pairs", "availbw", "echo") and "--out" not in argv:
         full += ["--out", str(work / "results")]
     refused(full, message, capsys)
     assert files_under(work) == [], "nothing written for refused input"
