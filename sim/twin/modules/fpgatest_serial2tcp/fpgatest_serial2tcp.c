@@ -6,7 +6,10 @@
  *   and crash the simulator within seconds), the first one keeps working;
  * - a client that goes away (EOF, or a failed send, which raises no SIGPIPE) frees the session for the next one instead of
  *   leaving a dead descriptor that the next reply is written to (an error that stopped the simulator);
- * - bytes beyond the 2048-byte input buffer are dropped, not written over the ones still queued.
+ * - bytes beyond the 2048-byte input buffer are dropped, not written over the ones still queued;
+ * - the reply goes out without Nagle's delay (TCP_NODELAY): the bridge sends one byte per clock, and
+ *   with Nagle every byte after a reply's first waited for the client's delayed ACK (40 ms per
+ *   register read).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +17,7 @@
 #include "error.h"
 #include <unistd.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <event2/listener.h>
 #include <event2/util.h>
@@ -171,6 +175,10 @@ static void accept_conn_cb(struct evconnlistener *listener, evutil_socket_t fd, 
     }
   }
   s->fd = fd;
+  {
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  }
   s->ev = event_new(base, fd, EV_READ | EV_PERSIST , event_handler, s);
   event_add(s->ev, &tv);
 }
