@@ -226,3 +226,48 @@ def test_echo_reno_and_load_losses_are_the_models_drops(twin_link, tmp_path):
         for tx, rx in ((0, 1), (1, 0)):
             snap = send_and_drain(t, tx, rx, Stream(proto="ipv4", size=64, count=10), 0.0002, 60)
             assert snap["ports"][rx]["test_frames"] == 10 and snap["ports"][rx]["other_stream"] == 0
+
+
+def _icmp_check_ok(frame: bytes, l4: int, pseudo: bytes = b"") -> bool:
+    """The one's-complement sum over the ICMP message (and pseudo-header) is 0xFFFF."""
+    data = pseudo + frame[l4:-4]
+    data += b"\0" * (len(data) % 2)
+    total = sum(int.from_bytes(data[i:i + 2], "big") for i in range(0, len(data), 2))
+    while total >> 16:
+        total = (total & 0xFFFF) + (total >> 16)
+    return total == 0xFFFF
+
+
+@pytest.mark.parametrize("proto", ["ipv4", "ipv6"])
+def test_echo_replies_are_what_a_host_sends(twin_link, tmp_path, proto):
+    """The twin's responder, seen on the wire (--capture): every reply on port 0 is, byte for byte, the
+    reply the Python reference builds from its request (addresses swapped, type 0 / 129, data kept,
+    FCS new), with the checksum field set aside; and every reply's checksum verifies."""
+    from scapy.utils import PcapNgReader
+
+    from common.frames import echo_reply, parse_signature
+
+    set_echo_model(twin_link)
+    pcap, out = tmp_path / "echo.pcapng", tmp_path / "echo"
+    assert cli(twin_link, "echo", "--proto", proto, "--window", "2", "--pings", "4", "--duration", "0.0005",
+               "--interval", "0.0002", "--capture", str(pcap), "--out", str(out)) == 0
+    with PcapNgReader(str(pcap)) as reader:
+        packets = [(p.sniffed_on, p.direction, bytes(p)) for p in reader]
+    l4 = 14 + (40 if proto == "ipv6" else 20)
+    sig = l4 + 8
+
+    def seq(frame):
+        return parse_signature(frame[sig:sig + 18])[1]
+
+    # the pings and the run both count from 0: requests and replies pair in order (nothing is lost)
+    requests = [b for ifname, d, b in packets if ifname == "port0" and d == 2]
+    replies = [b for ifname, d, b in packets if ifname == "port0" and d == 1]
+    assert len(replies) > 50 and len(replies) == len(requests), (len(replies), len(requests))
+    for request, reply in zip(requests, replies):
+        assert seq(reply) == seq(request)
+        expected = echo_reply(request)
+        assert reply[:l4 + 2] == expected[:l4 + 2] and reply[l4 + 4:-4] == expected[l4 + 4:-4]
+        pseudo = b""
+        if proto == "ipv6":
+            pseudo = reply[22:54] + (len(reply) - 4 - l4).to_bytes(4, "big") + bytes([0, 0, 0, 58])
+        assert _icmp_check_ok(reply, l4, pseudo)
