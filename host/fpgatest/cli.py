@@ -233,6 +233,8 @@ DUT_KEYS = {
     "cable_in_ns": (float, 0.0, MAX_MODEL_NS), "cable_out_ns": (float, 0.0, MAX_MODEL_NS),
     "cut_through": (int, 0, 1), "dither": (int, 0, 1), "enable": (int, 0, 1),
     "cross_mbps": (float, 0.0, 1000.0), "cross_size": (int, 64, 16383), "cross_random": (int, 0, 1),
+    # the echo responder's, whatever --dut-path says (fpgatest echo turns it on)
+    "echo_delay_ns": (float, 128.0, MAX_MODEL_NS),
 }
 
 
@@ -253,6 +255,8 @@ def parse_dut(items: list[str]) -> dict:
 
 def apply_dut(tester, args) -> None:
     settings = parse_dut(getattr(args, "dut", None))
+    if "echo_delay_ns" in settings:
+        tester.echo_set(delay_ns=settings.pop("echo_delay_ns"))
     if not settings:
         return
     paths = ["ab", "ba"] if args.dut_path == "both" else [args.dut_path]
@@ -752,6 +756,8 @@ def cmd_dut(args) -> int:
         apply_dut(t, args)
         for path in t.dut_paths():
             print(f"{path}: " + json.dumps(t.dut_get(path)))
+        if t.has_echo_model:
+            print("echo: " + json.dumps(t.echo_get()))
     return 0
 
 

@@ -56,6 +56,7 @@ BAD_INPUT = [
     (["availbw", "--history", "1"], "--history: 1 out of range 2..100"),
     (["availbw", "--proto", "ipv6", "--size", "64"], "--size 64 below the smallest ipv6 frame"),
     (["echo", "--proto", "eth"], "--proto eth: ICMP echo needs ipv4 or ipv6"),
+    (["echo", "--dut", "echo_delay_ns=10"], "bad --dut 'echo_delay_ns=10'"),
     (["echo", "--window", "70000"], "--window: 70000 out of range 0..65535"),
     (["echo", "--reno", "--window", "8", "--window-max", "4"], "largest 4) out of range"),
     (["echo", "--reno", "--window", "0"], "--reno needs a window"),
