@@ -680,10 +680,11 @@ class EchoPlan:
                       win_max=self.window_max if reno else 0, win_timeout=timeout_ticks, extra=self.extra)
 
 
-def echo_truth(t: Tester, size: int, window: int, rtt_ns: float) -> dict | None:
+def echo_truth(t: Tester, size: int, window: int, rtt_ns: float, offered_percent: float | None = None) -> dict | None:
     """On the twin, what the model allows an echo run: the bottleneck left by the cross traffic on the
     way out and back (frames carry size + 20 bytes of line), and what a fixed window of `window` frames
-    can carry per round trip (the window opens once a reply's last byte is in). Frame bits, Mb/s."""
+    can carry per round trip (the window opens once a reply's last byte is in), or without a window
+    what is offered (offered_percent of line rate). Frame bits, Mb/s."""
     if not t.has_dut_model:
         return None
     hops = [t.dut_get(p) for p in t.dut_paths()]
@@ -692,8 +693,9 @@ def echo_truth(t: Tester, size: int, window: int, rtt_ns: float) -> dict | None:
     link = max(0.0, avail) * size / (size + WIRE_OVERHEAD)
     cycle_ns = rtt_ns + (size + WINDOW_OPEN_TICKS) * TICK_NS
     win = window * size * 8 / cycle_ns * 1000 if window else None
-    return {"available_mbps": avail, "link_bound_mbps": link, "window_bound_mbps": win,
-            "expected_mbps": min(link, win) if win is not None else link}
+    offered = None if offered_percent is None else offered_percent * 10 * size / (size + WIRE_OVERHEAD)
+    return {"available_mbps": avail, "link_bound_mbps": link, "window_bound_mbps": win, "offered_mbps": offered,
+            "expected_mbps": min(x for x in (link, win, offered) if x is not None)}
 
 
 def _echo_drops(t: Tester) -> int | None:
@@ -729,10 +731,16 @@ def echo(t: Tester, plan: EchoPlan, port: int, reply_port: int, out: Path, on_le
     try:
         if twin:
             t.echo_set(enable=True)
-        # one request at a time; a lost one holds the next back only until the timeout (1 ms unless given)
-        ping_timeout = round((plan.timeout_s if plan.timeout_s is not None else 1e-3) / (TICK_NS * 1e-9))
-        counters, records = probe_run(t, port, reply_port, plan.stream(1, ping_timeout, count=plan.pings),
-                                      plan.drain_s)
+        # one request at a time (a window of 1; a lost one holds the next back only until the timeout,
+        # 1 ms unless given), or without a window (replies on another port, or none asked for) spaced
+        # by that time
+        ping_ticks = round((plan.timeout_s if plan.timeout_s is not None else 1e-3) / (TICK_NS * 1e-9))
+        if plan.window and reply_port == port:
+            pings = plan.stream(1, ping_ticks, count=plan.pings)
+        else:
+            pings = plan.stream(0, 0, count=plan.pings)
+            pings.rate_percent, pings.ifg = None, min(MAX_GAP, max(MIN_IFG, ping_ticks - plan.size - 8))
+        counters, records = probe_run(t, port, reply_port, pings, plan.drain_s)
         if not records:
             raise SettingError("no echo reply came back: nothing answers the requests")
         rtts = [r["owd_ns"] for r in records]
@@ -751,7 +759,8 @@ def echo(t: Tester, plan: EchoPlan, port: int, reply_port: int, out: Path, on_le
                 if twin:
                     t.dut_set("ab", cross_mbps=load, cross_size=plan.load_size, cross_random=plan.load_random)
                 level = _echo_level(t, plan, port, reply_port, timeout_ticks, load, w)
-                level["truth"] = echo_truth(t, plan.size, plan.window if not plan.reno else 0, idle["rtt_min_ns"])
+                level["truth"] = echo_truth(t, plan.size, plan.window if not plan.reno else 0, idle["rtt_min_ns"],
+                                            None if plan.window else plan.rate_percent or 100.0)
                 f.flush()
                 results["levels"].append(level)
                 write_json_atomic(out / "results.json", results)
@@ -817,8 +826,9 @@ def echo_report(results: dict) -> str:
     idle = results["idle"]
     mode = {"reno": f"Reno-like window, first {results['window']}, largest {results['window_max']} frames",
             "fixed": f"fixed window of {results['window']} frames", "none": "no window"}[results["mode"]]
+    timeout = f"; window timeout {results['timeout_us']:.1f} us" if results["mode"] != "none" else ""
     lines = [f"# Single-ended throughput with ICMP echo, port {results['port']} (replies on port {results['reply_port']})",
-             "", f"- {results['size']}-byte echo requests, {mode}; window timeout {results['timeout_us']:.1f} us",
+             "", f"- {results['size']}-byte echo requests, {mode}{timeout}",
              f"- idle RTT ({idle['replies']} of {idle['pings']} pings answered): min {idle['rtt_min_ns']:.0f} ns, "
              f"mean {idle['rtt_mean_ns']:.1f} ns, max {idle['rtt_max_ns']:.0f} ns (stamps: 8 ns)",
              "- throughput: reply frames' bits per second between the first and the last progress snapshot "
@@ -838,7 +848,7 @@ def echo_report(results: dict) -> str:
     if any(lv["truth"] for lv in results["levels"]):
         lines += ["", "expected (twin): the smaller of what the bottleneck leaves (capacity − load, less preamble "
                       "and gap) and, for a fixed window, W·size per round trip (idle RTT + the reply's own length "
-                      "+ 29 ticks until the window opens)."]
+                      "+ 29 ticks until the window opens), or without a window what is offered."]
     return "\n".join(lines) + "\n"
 
 

@@ -195,6 +195,14 @@ def test_echo_rtt_is_the_models_delay_and_a_fixed_window_sets_the_rate(twin_link
     assert level["lost"] == level["model_drops"] == 0 and level["replies"] == level["sent"]
     assert level["cwnd"] == 2 and level["timeouts"] == 0 and level["foreign"] == 0
     assert (out / "echo.png").stat().st_size > 0 and "ICMP echo" in (out / "report.md").read_text()
+    # without a window (the paper's "UDP type"): what is offered comes back, 20 % of line rate
+    free = tmp_path / "no-window"
+    assert cli(twin_link, "echo", "--window", "0", "--rate", "20", "--pings", "4", "--out", str(free)) == 0
+    level = json.loads((free / "results.json").read_text())["levels"][0]
+    offered = 200 * ECHO_SIZE / (ECHO_SIZE + 20)
+    assert level["truth"]["expected_mbps"] == pytest.approx(offered)
+    assert abs(level["throughput_mbps"] - offered) <= level["throughput_resolution_mbps"]
+    assert level["lost"] == 0 and level["replies"] == level["sent"] and level["rtt"]["max"] == rtt_ns
     url, csr = twin_link
     with Device(url, csr) as dev:
         assert Tester(dev).echo_get()["enable"] is False
