@@ -654,6 +654,7 @@ def cmd_echo(args) -> int:
                     interval_s=args.interval if args.interval is not None else defaults["interval_s"],
                     timeout_s=args.timeout_us / 1e6 if args.timeout_us is not None else None,
                     loads_mbps=_load_levels(args.load), load_size=args.load_size, load_random=args.load_random,
+                    load_port=args.load_port,
                     drain_s=drain_s, vlan=vlan, extra=extra)
     try:
         plan.check()
@@ -960,11 +961,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="seconds between progress snapshots (default 1 on a board, 0.002 on the twin; "
                         "host-timed: each snapshot carries its exact tester time)")
     s.add_argument("--load", default="0",
-                   help="twin only: background load levels on the way to the responder, Mb/s, e.g. 0,100,200")
+                   help="background load levels, Mb/s of line rate, e.g. 0,100,200: the twin's cross traffic on "
+                        "the way to the responder, or with --load-port that port's generator")
+    s.add_argument("--load-port", type=bounded(int, 0, 255), default=None,
+                   help="offer the load from this port (evenly spaced IPv4 frames to its peer; on the twin they "
+                        "share the return path with the replies)")
     s.add_argument("--load-size", type=bounded(int, 64, 16383, unit=" bytes"), default=64,
-                   help="twin only: background load frame size (the paper: 64 and 512)")
+                   help="background load frame size (the paper: 64 and 512)")
     s.add_argument("--load-random", action="store_true",
-                   help="twin only: Poisson background load instead of evenly spaced frames")
+                   help="twin only, without --load-port: Poisson background load instead of evenly spaced frames")
     s.set_defaults(func=cmd_echo)
 
     s = sub.add_parser("calibrate", parents=[common], formatter_class=fmt_cls,

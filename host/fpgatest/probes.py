@@ -649,6 +649,7 @@ class EchoPlan:
     loads_mbps: list = field(default_factory=lambda: [0.0])
     load_size: int = 64
     load_random: bool = False
+    load_port: int | None = None     # the load from this port's generator instead of the twin's cross traffic
     drain_s: float = 0.0002
     vlan: int | None = None
     extra: dict = field(default_factory=dict)
@@ -680,16 +681,19 @@ class EchoPlan:
                       win_max=self.window_max if reno else 0, win_timeout=timeout_ticks, extra=self.extra)
 
 
-def echo_truth(t: Tester, size: int, window: int, rtt_ns: float, offered_percent: float | None = None) -> dict | None:
+def echo_truth(t: Tester, size: int, window: int, rtt_ns: float, offered_percent: float | None = None,
+               return_load_mbps: float = 0.0) -> dict | None:
     """On the twin, what the model allows an echo run: the bottleneck left by the cross traffic on the
-    way out and back (frames carry size + 20 bytes of line), and what a fixed window of `window` frames
-    can carry per round trip (the window opens once a reply's last byte is in), or without a window
-    what is offered (offered_percent of line rate). Frame bits, Mb/s."""
+    way out and back, and by return_load_mbps of load from port 1 on the way back (frames carry
+    size + 20 bytes of line), and what a fixed window of `window` frames can carry per round trip
+    (the window opens once a reply's last byte is in), or without a window what is offered
+    (offered_percent of line rate). Frame bits, Mb/s."""
     if not t.has_dut_model:
         return None
-    hops = [t.dut_get(p) for p in t.dut_paths()]
-    avail = min(h["rate_mbps"] - h["cross_mbps"] for h in hops if h["enable"]) \
-        if any(h["enable"] for h in hops) else 1000.0
+    hops = {p: t.dut_get(p) for p in t.dut_paths()}
+    left = [h["rate_mbps"] - h["cross_mbps"] - (return_load_mbps if p == "ba" else 0.0)
+            for p, h in hops.items() if h["enable"]]
+    avail = min(left) if left else 1000.0 - return_load_mbps
     link = max(0.0, avail) * size / (size + WIRE_OVERHEAD)
     cycle_ns = rtt_ns + (size + WINDOW_OPEN_TICKS) * TICK_NS
     win = window * size * 8 / cycle_ns * 1000 if window else None
@@ -713,8 +717,11 @@ def echo(t: Tester, plan: EchoPlan, port: int, reply_port: int, out: Path, on_le
     twin = t.has_echo_model
     if not 0 <= reply_port < t.n_ports:
         raise SettingError(f"--reply-port {reply_port} out of range: this tester has ports 0..{t.n_ports - 1}")
-    if not twin and plan.loads_mbps != [0.0]:
-        raise SettingError("background load levels (--load) are set in the twin's model: twin only")
+    if not twin and plan.loads_mbps != [0.0] and plan.load_port is None:
+        raise SettingError("background load (--load) without --load-port is the twin's model: twin only")
+    if plan.load_port is not None:
+        if not 0 <= plan.load_port < t.n_ports or plan.load_port == port or not t.has(plan.load_port, "tx"):
+            raise SettingError(f"--load-port {plan.load_port}: not a sending port of this tester other than --tx-port")
     if plan.window and reply_port != port:
         raise SettingError("a window needs the replies on the sending port (the window is in that port's gateware)")
     if not t.has(reply_port, "rx"):
@@ -756,11 +763,12 @@ def echo(t: Tester, plan: EchoPlan, port: int, reply_port: int, out: Path, on_le
             w = csv.DictWriter(f, fieldnames=["load_mbps", "t_ms", "sent", "replies", "cwnd", "throughput_mbps"])
             w.writeheader()
             for load in plan.loads_mbps:
-                if twin:
+                if twin and plan.load_port is None:
                     t.dut_set("ab", cross_mbps=load, cross_size=plan.load_size, cross_random=plan.load_random)
                 level = _echo_level(t, plan, port, reply_port, timeout_ticks, load, w)
                 level["truth"] = echo_truth(t, plan.size, plan.window if not plan.reno else 0, idle["rtt_min_ns"],
-                                            None if plan.window else plan.rate_percent or 100.0)
+                                            None if plan.window else plan.rate_percent or 100.0,
+                                            load if plan.load_port is not None else 0.0)
                 f.flush()
                 results["levels"].append(level)
                 write_json_atomic(out / "results.json", results)
@@ -779,6 +787,11 @@ def _echo_level(t: Tester, plan: EchoPlan, port: int, reply_port: int, timeout_t
     drops0 = _echo_drops(t)
     t.clear()
     t.configure(port, stream)
+    loading = plan.load_port is not None and load > 0
+    if loading:
+        # the far end's load: the other port's generator at the level's line rate for the whole run
+        t.configure(plan.load_port, Stream(proto="ipv4", size=plan.load_size, rate_percent=load / 10))
+        t.start(plan.load_port)
     first = t.snapshot()
     t.start(port)
     rows = []
@@ -801,6 +814,8 @@ def _echo_level(t: Tester, plan: EchoPlan, port: int, reply_port: int, timeout_t
             prev = snap
     finally:
         t.stop(port)
+        if loading:
+            t.stop(plan.load_port)
     t.wait_idle(port, timeout_s=60.0)
     final = drain(t, reply_port, plan.drain_s)
     p_tx, p_rx = final["ports"][port], final["ports"][reply_port]

@@ -430,7 +430,7 @@ class Tester:
         raw = self.dev.read_many([n for n in self.dev.map.registers if n.startswith("dut_echo_")])
         return {"enable": bool(raw["dut_echo_cfg_enable"]), "delay_ns": raw["dut_echo_cfg_delay"] * TICK_NS,
                 "requests": raw["dut_echo_stat_requests"], "replies": raw["dut_echo_stat_replies"],
-                "passed": raw["dut_echo_stat_passed"]}
+                "passed": raw["dut_echo_stat_passed"], "merged": raw["dut_echo_stat_merged"]}
 
     def dut_registers(self, path: str) -> dict[str, int]:
         """The raw settings of one direction of the switch model, to put back with dut_restore."""

@@ -279,3 +279,22 @@ def test_echo_replies_are_what_a_host_sends(twin_link, tmp_path, proto):
         if proto == "ipv6":
             pseudo = reply[22:54] + (len(reply) - 4 - l4).to_bytes(4, "big") + bytes([0, 0, 0, 58])
         assert _icmp_check_ok(reply, l4, pseudo)
+
+
+def test_echo_load_from_the_other_port_shares_the_way_back(twin_link, tmp_path):
+    """The paper's setup with the load offered by the other port: port 1 sends evenly spaced 64-byte
+    frames that share the 300 Mb/s return path with the replies; a fixed window of 8 frames (above the
+    path's bandwidth-delay product) gets what the load leaves at every level, within twice the counting
+    resolution (the load's frames also fall either side of the span's ends; measured: within one), and
+    nothing is lost."""
+    set_echo_model(twin_link)
+    url, csr = twin_link
+    with Device(url, csr) as dev:
+        Tester(dev).dut_set("ba", rate_mbps=300)
+    out = tmp_path / "echo"
+    assert cli(twin_link, "echo", "--window", "8", "--load-port", "1", "--load", "0,200", "--out", str(out)) == 0
+    for level in json.loads((out / "results.json").read_text())["levels"]:
+        left = (300 - level["load_mbps"]) * ECHO_SIZE / (ECHO_SIZE + 20)
+        assert level["truth"]["expected_mbps"] == pytest.approx(left, rel=1e-3)
+        assert abs(level["throughput_mbps"] - left) <= 2 * level["throughput_resolution_mbps"]
+        assert level["lost"] == level["model_drops"] == 0 and level["timeouts"] == 0

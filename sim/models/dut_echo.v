@@ -12,10 +12,11 @@
  * updated (RFC 1624), TTL, identifier, sequence number and data kept, a new FCS. The reply's SFD leaves
  * on ret_* at
  *   T = t_in + L + max(cfg_delay, 16)   ticks
- * (t_in = tick of the request's SFD, L = its length incl. FCS), or later while an earlier reply is
- * still on the wire (then 12 idle clocks after it). ret_* feeds the return path (dut_ba); while
- * cfg_enable is clear it carries port 1's transmitter (other_*) instead. Change cfg_enable only
- * while no frame is on either input.
+ * (t_in = tick of the request's SFD, L = its length incl. FCS), or later while the output is busy
+ * (12 idle clocks after the frame before). ret_* feeds the return path (dut_ba). While cfg_enable is
+ * set it carries the replies and port 1's own frames (other_*: background load from the far end),
+ * each of these stored whole and sent once in, in order of readiness; while it is clear, ret_* is
+ * port 1's transmitter as it is. Change cfg_enable only while no frame is on either input.
  * Simulation model: not meant for synthesis.
  */
 module dut_echo #(
@@ -39,7 +40,8 @@ module dut_echo #(
 
     output reg  [63:0] stat_requests,        // echo requests answered
     output reg  [63:0] stat_replies,         // replies sent
-    output reg  [63:0] stat_passed           // other frames (passed on to port 1 only)
+    output reg  [63:0] stat_passed,          // other frames (passed on to port 1 only)
+    output reg  [63:0] stat_merged           // port 1's frames sent on ret_* beside the replies
 );
 
 localparam BUF = 1 << BUF_LOG2;
@@ -73,6 +75,44 @@ reg  [BUF_LOG2-1:0] wr_ptr_reg, start_reg, rd_ptr_reg;
 reg  [BUF_LOG2+79:0] desc_mem [0:(1<<DESC_LOG2)-1];   // {start, length, due tick}
 reg  [DESC_LOG2:0] desc_wr_reg, desc_rd_reg;
 reg  [63:0] tick_reg;
+
+// port 1's frames while enabled: stored whole, then sent between the replies
+reg  [7:0]  omem [0:BUF-1];
+reg  [BUF_LOG2-1:0] o_wr_reg, o_start_reg, o_rd_reg;
+reg  [BUF_LOG2+15:0] odesc_mem [0:(1<<DESC_LOG2)-1];   // {start, length}
+reg  [DESC_LOG2:0] odesc_wr_reg, odesc_rd_reg;
+reg         o_frame_reg, o_pre_reg;
+reg  [15:0] o_len_reg;
+
+always @(posedge clk) begin
+    if (other_en && cfg_enable) begin
+        if (!o_frame_reg && !o_pre_reg)
+            o_pre_reg <= 1'b1;
+        if (o_pre_reg && other_d == 8'hD5) begin
+            o_pre_reg <= 1'b0;
+            o_frame_reg <= 1'b1;
+            o_len_reg <= 16'd0;
+            o_start_reg <= o_wr_reg;
+        end else if (o_frame_reg) begin
+            omem[o_wr_reg] <= other_d;
+            o_wr_reg <= o_wr_reg + 1'b1;
+            o_len_reg <= o_len_reg + 16'd1;
+        end
+    end else begin
+        o_pre_reg <= 1'b0;
+        if (o_frame_reg) begin
+            o_frame_reg <= 1'b0;
+            odesc_mem[odesc_wr_reg[DESC_LOG2-1:0]] <= {o_start_reg, o_len_reg};
+            odesc_wr_reg <= odesc_wr_reg + 1'b1;
+        end
+    end
+    if (rst) begin
+        o_frame_reg <= 1'b0;
+        o_pre_reg <= 1'b0;
+        o_wr_reg <= 0;
+        odesc_wr_reg <= 0;
+    end
+end
 
 // ---------------------------------------------------------------------------------------------
 // ingress: store a frame, decide at its end
@@ -178,13 +218,16 @@ reg  [15:0] e_len_reg, e_pos_reg;
 reg  [31:0] e_crc_reg;
 reg  [7:0]  e_d_reg;
 reg         e_en_reg;
-reg  [63:0] free_at_reg;                  // earliest decision for the next reply (gap kept)
+reg  [63:0] free_at_reg;                  // earliest decision for the next frame (gap kept)
+reg         e_other_reg;                  // the frame on the wire is one of port 1's (sent as stored)
 
 wire [BUF_LOG2+79:0] desc = desc_mem[desc_rd_reg[DESC_LOG2-1:0]];
 wire        desc_empty = desc_wr_reg == desc_rd_reg;
 // the SFD is on ret_d 9 clocks after the decision
 wire        due = !desc_empty && tick_reg + 64'd9 >= desc[63:0] && tick_reg >= free_at_reg;
-wire [7:0]  e_byte = mem[rd_ptr_reg];
+wire [BUF_LOG2+15:0] odesc = odesc_mem[odesc_rd_reg[DESC_LOG2-1:0]];
+wire        other_ready = odesc_wr_reg != odesc_rd_reg && tick_reg >= free_at_reg;
+wire [7:0]  e_byte = e_other_reg ? omem[o_rd_reg] : mem[rd_ptr_reg];
 wire [31:0] e_fcs = ~e_crc_reg;
 
 assign ret_d = cfg_enable ? e_d_reg : other_d;
@@ -195,6 +238,14 @@ always @(posedge clk) begin
     e_d_reg <= 8'h00;
     case (e_state_reg)
         E_IDLE: begin
+            e_other_reg <= !due && other_ready;
+            if (!due && other_ready) begin
+                o_rd_reg <= odesc[BUF_LOG2+15:16];
+                e_len_reg <= odesc[15:0];
+                e_pos_reg <= 16'd0;
+                pre_cnt_reg <= 3'd0;
+                e_state_reg <= E_PRE;
+            end
             if (due) begin
                 rd_ptr_reg <= desc[BUF_LOG2+79:80];
                 e_len_reg <= desc[79:64];
@@ -214,16 +265,24 @@ always @(posedge clk) begin
         E_DATA: begin
             e_en_reg <= 1'b1;
             e_pos_reg <= e_pos_reg + 16'd1;
-            rd_ptr_reg <= rd_ptr_reg + 1'b1;
-            if (e_pos_reg + 16'd4 < e_len_reg) begin
-                e_d_reg <= e_byte;
+            if (e_other_reg)
+                o_rd_reg <= o_rd_reg + 1'b1;
+            else
+                rd_ptr_reg <= rd_ptr_reg + 1'b1;
+            if (e_pos_reg + 16'd4 < e_len_reg || e_other_reg) begin
+                e_d_reg <= e_byte;                   // port 1's frames keep their own FCS
                 e_crc_reg <= crc_byte(e_crc_reg, e_byte);
             end else begin
                 e_d_reg <= e_fcs[8 * (e_pos_reg + 16'd4 - e_len_reg) +: 8];
             end
             if (e_pos_reg + 16'd1 == e_len_reg) begin
-                desc_rd_reg <= desc_rd_reg + 1'b1;
-                stat_replies <= stat_replies + 64'd1;
+                if (e_other_reg) begin
+                    odesc_rd_reg <= odesc_rd_reg + 1'b1;
+                    stat_merged <= stat_merged + 64'd1;
+                end else begin
+                    desc_rd_reg <= desc_rd_reg + 1'b1;
+                    stat_replies <= stat_replies + 64'd1;
+                end
                 free_at_reg <= tick_reg + 64'd12;
                 e_state_reg <= E_IDLE;
             end
@@ -235,6 +294,9 @@ always @(posedge clk) begin
         desc_rd_reg <= 0;
         free_at_reg <= 64'd0;
         stat_replies <= 64'd0;
+        stat_merged <= 64'd0;
+        odesc_rd_reg <= 0;
+        e_other_reg <= 1'b0;
         e_en_reg <= 1'b0;
     end
 end
