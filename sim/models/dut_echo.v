@@ -81,34 +81,26 @@ reg  [7:0]  omem [0:BUF-1];
 reg  [BUF_LOG2-1:0] o_wr_reg, o_start_reg, o_rd_reg;
 reg  [BUF_LOG2+15:0] odesc_mem [0:(1<<DESC_LOG2)-1];   // {start, length}
 reg  [DESC_LOG2:0] odesc_wr_reg, odesc_rd_reg;
-reg         o_frame_reg, o_pre_reg;
 reg  [15:0] o_len_reg;
+wire        o_sfd, o_byte, o_end;
+dut_gmii_frames other_frames (.clk(clk), .rst(rst), .d(other_d), .en(other_en && cfg_enable),
+                              .sfd(o_sfd), .byte_valid(o_byte), .frame_end(o_end));
 
 always @(posedge clk) begin
-    if (other_en && cfg_enable) begin
-        if (!o_frame_reg && !o_pre_reg)
-            o_pre_reg <= 1'b1;
-        if (o_pre_reg && other_d == 8'hD5) begin
-            o_pre_reg <= 1'b0;
-            o_frame_reg <= 1'b1;
-            o_len_reg <= 16'd0;
-            o_start_reg <= o_wr_reg;
-        end else if (o_frame_reg) begin
-            omem[o_wr_reg] <= other_d;
-            o_wr_reg <= o_wr_reg + 1'b1;
-            o_len_reg <= o_len_reg + 16'd1;
-        end
-    end else begin
-        o_pre_reg <= 1'b0;
-        if (o_frame_reg) begin
-            o_frame_reg <= 1'b0;
-            odesc_mem[odesc_wr_reg[DESC_LOG2-1:0]] <= {o_start_reg, o_len_reg};
-            odesc_wr_reg <= odesc_wr_reg + 1'b1;
-        end
+    if (o_sfd) begin
+        o_len_reg <= 16'd0;
+        o_start_reg <= o_wr_reg;
+    end
+    if (o_byte) begin
+        omem[o_wr_reg] <= other_d;
+        o_wr_reg <= o_wr_reg + 1'b1;
+        o_len_reg <= o_len_reg + 16'd1;
+    end
+    if (o_end) begin
+        odesc_mem[odesc_wr_reg[DESC_LOG2-1:0]] <= {o_start_reg, o_len_reg};
+        odesc_wr_reg <= odesc_wr_reg + 1'b1;
     end
     if (rst) begin
-        o_frame_reg <= 1'b0;
-        o_pre_reg <= 1'b0;
         o_wr_reg <= 0;
         odesc_wr_reg <= 0;
     end
@@ -117,13 +109,15 @@ end
 // ---------------------------------------------------------------------------------------------
 // ingress: store a frame, decide at its end
 // ---------------------------------------------------------------------------------------------
-reg         in_frame_reg, in_pre_reg;
 reg  [15:0] len_reg;
+wire        i_sfd, i_byte, i_end;
+dut_gmii_frames in_frames (.clk(clk), .rst(rst), .d(in_d), .en(in_en && cfg_enable),
+                           .sfd(i_sfd), .byte_valid(i_byte), .frame_end(i_end));
 reg  [63:0] t_sfd_reg;
 reg  [31:0] crc_reg;
 
-function [7:0] at(input [15:0] i);
-    at = mem[start_reg + i[BUF_LOG2-1:0]];
+function [7:0] at(input [BUF_LOG2-1:0] i);
+    at = mem[start_reg + i];
 endfunction
 
 integer k;
@@ -134,27 +128,20 @@ reg  [7:0]  version;
 
 always @(posedge clk) begin
     tick_reg <= tick_reg + 64'd1;
-    if (in_en && cfg_enable) begin
-        if (!in_frame_reg && !in_pre_reg) begin
-            in_pre_reg <= 1'b1;
-        end
-        if (in_pre_reg && in_d == 8'hD5) begin
-            in_pre_reg <= 1'b0;
-            in_frame_reg <= 1'b1;
-            t_sfd_reg <= tick_reg;
-            len_reg <= 16'd0;
-            crc_reg <= 32'hFFFFFFFF;
-            start_reg <= wr_ptr_reg;
-        end else if (in_frame_reg) begin
-            mem[wr_ptr_reg] <= in_d;
-            wr_ptr_reg <= wr_ptr_reg + 1'b1;
-            len_reg <= len_reg + 16'd1;
-            crc_reg <= crc_byte(crc_reg, in_d);
-        end
-    end else begin
-        in_pre_reg <= 1'b0;
-        if (in_frame_reg) begin
-            in_frame_reg <= 1'b0;
+    if (i_sfd) begin
+        t_sfd_reg <= tick_reg;
+        len_reg <= 16'd0;
+        crc_reg <= 32'hFFFFFFFF;
+        start_reg <= wr_ptr_reg;
+    end
+    if (i_byte) begin
+        mem[wr_ptr_reg] <= in_d;
+        wr_ptr_reg <= wr_ptr_reg + 1'b1;
+        len_reg <= len_reg + 16'd1;
+        crc_reg <= crc_byte(crc_reg, in_d);
+    end
+    begin
+        if (i_end) begin
             // the frame is in mem[start .. start + len - 1]
             tag = {at(12), at(13)} == 16'h8100;
             l3 = tag ? 16'd18 : 16'd14;
@@ -199,8 +186,6 @@ always @(posedge clk) begin
     end
     if (rst) begin
         tick_reg <= 64'd0;
-        in_frame_reg <= 1'b0;
-        in_pre_reg <= 1'b0;
         wr_ptr_reg <= 0;
         desc_wr_reg <= 0;
         stat_requests <= 64'd0;
@@ -298,6 +283,34 @@ always @(posedge clk) begin
         odesc_rd_reg <= 0;
         e_other_reg <= 1'b0;
         e_en_reg <= 1'b0;
+    end
+end
+
+endmodule
+
+// frame delineation on a GMII input: sfd in the clock of the SFD byte, byte_valid for every byte
+// after it, frame_end in the clock after the last (en low again)
+module dut_gmii_frames (
+    input  wire       clk,
+    input  wire       rst,
+    input  wire [7:0] d,
+    input  wire       en,
+    output wire       sfd,
+    output wire       byte_valid,
+    output wire       frame_end
+);
+
+reg pre_reg, frame_reg;
+assign sfd = en && pre_reg && d == 8'hD5;
+assign byte_valid = en && frame_reg;
+assign frame_end = !en && frame_reg;
+
+always @(posedge clk) begin
+    pre_reg <= en && !frame_reg && !sfd;
+    frame_reg <= en && (frame_reg || sfd);
+    if (rst) begin
+        pre_reg <= 1'b0;
+        frame_reg <= 1'b0;
     end
 end
 
