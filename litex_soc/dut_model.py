@@ -43,6 +43,21 @@ MODEL_DEFAULTS = {
 }
 
 
+def _model_csrs(module, source, defaults: dict, params: dict) -> None:
+    """Every cfg_* port of a model a CSRStorage (reset from defaults), every stat_* a CSRStatus,
+    attached to module and wired into the Instance params."""
+    for p in module_ports(source):
+        if p.name.startswith("cfg_"):
+            csr = CSRStorage(p.width, name=p.name, reset=defaults[p.name], description=p.description)
+            params["i_" + p.name] = csr.storage
+        elif p.name.startswith("stat_"):
+            csr = CSRStatus(p.width, name=p.name, description=p.description)
+            params["o_" + p.name] = csr.status
+        else:
+            continue
+        setattr(module, p.name, csr)
+
+
 class SwitchPath(LiteXModule):
     """One direction of the switch model; every cfg_* a CSRStorage, every stat_* a CSRStatus."""
 
@@ -50,16 +65,7 @@ class SwitchPath(LiteXModule):
         params = dict(i_clk=ClockSignal("tester"), i_rst=ResetSignal("tester"),
                       i_in_d=gmii_in["data"], i_in_en=gmii_in["en"],
                       o_out_d=gmii_out["data"], o_out_en=gmii_out["dv"])
-        for p in module_ports(MODEL):
-            if p.name.startswith("cfg_"):
-                reset = enable if p.name == "cfg_enable" else MODEL_DEFAULTS[p.name]
-                csr = CSRStorage(p.width, name=p.name, reset=reset, description=p.description)
-                setattr(self, p.name, csr)
-                params["i_" + p.name] = csr.storage
-            elif p.name.startswith("stat_"):
-                csr = CSRStatus(p.width, name=p.name, description=p.description)
-                setattr(self, p.name, csr)
-                params["o_" + p.name] = csr.status
+        _model_csrs(self, MODEL, {**MODEL_DEFAULTS, "cfg_enable": enable}, params)
         self.specials += Instance("dut_switch_path", **params)
 
 
@@ -76,15 +82,7 @@ class EchoResponder(LiteXModule):
                       i_other_d=port_b_tx["data"], i_other_en=port_b_tx["en"],
                       o_fwd_d=port_b_rx["data"], o_fwd_en=port_b_rx["dv"],
                       o_ret_d=ret["data"], o_ret_en=ret["dv"])
-        for p in module_ports(ECHO):
-            if p.name.startswith("cfg_"):
-                csr = CSRStorage(p.width, name=p.name, reset=ECHO_DEFAULTS[p.name], description=p.description)
-                setattr(self, p.name, csr)
-                params["i_" + p.name] = csr.storage
-            elif p.name.startswith("stat_"):
-                csr = CSRStatus(p.width, name=p.name, description=p.description)
-                setattr(self, p.name, csr)
-                params["o_" + p.name] = csr.status
+        _model_csrs(self, ECHO, ECHO_DEFAULTS, params)
         self.specials += Instance("dut_echo", **params)
 
 

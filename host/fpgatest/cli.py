@@ -475,11 +475,19 @@ def cmd_rfc2544(args) -> int:
             return stopped_status(stopped)
         finally:
             log.close()
+    return _finish(out, meta, results, tables, plot)
+
+
+def _finish(out: Path, meta: dict, results, report, plot) -> int:
+    """The end every measuring command shares: run.json (no longer marked stopped), report.md from
+    report(results), plot(out, results), the report printed."""
+    from fpgatest.output import write_json_atomic
+
     write_json_atomic(out / "run.json", meta)
-    report = tables(results)
-    (out / "report.md").write_text(report)
+    text = report(results)
+    (out / "report.md").write_text(text)
     plot(out, results)
-    print(report)
+    print(text)
     print(f"results: {out}")
     return 0
 
@@ -532,13 +540,7 @@ def _probe_session(args, out: Path, meta: dict, measure, report, plot) -> int:
         except KeyboardInterrupt as stopped:
             print(f"fpgatest: interrupted; what was measured is kept in {out}", file=sys.stderr)
             return stopped_status(stopped)
-    write_json_atomic(out / "run.json", meta)
-    text = report(results)
-    (out / "report.md").write_text(text)
-    plot(out, results)
-    print(text)
-    print(f"results: {out}")
-    return 0
+    return _finish(out, meta, results, report, plot)
 
 
 def cmd_owd(args) -> int:
@@ -633,7 +635,6 @@ def cmd_echo(args) -> int:
 
     from fpgatest.output import number_text
     from fpgatest.probes import EchoPlan, echo, echo_plot, echo_report
-    from fpgatest.tester import SettingError
 
     # addresses default as for a stream to --rx-port; the replies are counted on --reply-port, by
     # default the sending port
@@ -656,10 +657,7 @@ def cmd_echo(args) -> int:
                     loads_mbps=_load_levels(args.load), load_size=args.load_size, load_random=args.load_random,
                     load_port=args.load_port,
                     drain_s=drain_s, vlan=vlan, extra=extra)
-    try:
-        plan.check()
-    except SettingError as err:
-        raise UserError(str(err)) from None
+    plan.check()
     out = _results_dir(args, "echo", "intervals.csv")
 
     def show(lv):

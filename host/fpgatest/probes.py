@@ -579,13 +579,16 @@ def availbw(t: Tester, plan: AvailPlan, tx: int, rx: int, out: Path, on_round=No
     return results
 
 
-def model_available(t: Tester) -> float | None:
-    """On the twin, what the switch model leaves on port 0 -> 1: the smallest egress rate minus its
-    cross traffic over the enabled hops (line rate). None elsewhere."""
+def model_available(t: Tester, paths: tuple = ("ab", "ab2"), added: dict | None = None) -> float | None:
+    """On the twin, what the switch model leaves over `paths` (default port 0 -> 1): the smallest
+    egress rate minus its cross traffic, and minus `added` Mb/s of further load on a path, over the
+    enabled hops (line rate); with every hop a wire, the line less that load. None elsewhere."""
     if not t.has_dut_model:
         return None
-    hops = [t.dut_get(p) for p in t.dut_paths() if p.startswith("ab")]
-    return min(h["rate_mbps"] - h["cross_mbps"] for h in hops if h["enable"]) if any(h["enable"] for h in hops) else 1000.0
+    added = added or {}
+    left = [h["rate_mbps"] - h["cross_mbps"] - added.get(p, 0.0)
+            for p, h in ((p, t.dut_get(p)) for p in t.dut_paths() if p in paths) if h["enable"]]
+    return min(left) if left else 1000.0 - sum(added.values())
 
 
 def availbw_report(results: dict) -> str:
@@ -688,12 +691,9 @@ def echo_truth(t: Tester, size: int, window: int, rtt_ns: float, offered_percent
     size + 20 bytes of line), and what a fixed window of `window` frames can carry per round trip
     (the window opens once a reply's last byte is in), or without a window what is offered
     (offered_percent of line rate). Frame bits, Mb/s."""
-    if not t.has_dut_model:
+    avail = model_available(t, ("ab", "ab2", "ba"), {"ba": return_load_mbps})
+    if avail is None:
         return None
-    hops = {p: t.dut_get(p) for p in t.dut_paths()}
-    left = [h["rate_mbps"] - h["cross_mbps"] - (return_load_mbps if p == "ba" else 0.0)
-            for p, h in hops.items() if h["enable"]]
-    avail = min(left) if left else 1000.0 - return_load_mbps
     link = max(0.0, avail) * size / (size + WIRE_OVERHEAD)
     cycle_ns = rtt_ns + (size + WINDOW_OPEN_TICKS) * TICK_NS
     win = window * size * 8 / cycle_ns * 1000 if window else None
