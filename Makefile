@@ -20,12 +20,13 @@ export FPGATEST_ROOT := $(ROOT)
 SWEEP_ARGS  ?=
 TWIN_PORT   ?= 4327
 
-.PHONY: install test sweep twin bench synth bitstream flash load clean distclean help
+.PHONY: install test sweep twin twin-linux bench synth bitstream flash load clean distclean help
 
 help:
 	@echo "make sweep              the thesis method on the digital twin: fpgatest sweep --proto ipv4"
 	@echo "make test               run the test suite (cocotb + Verilator gateware, twin, host tool)"
 	@echo "make twin               build and serve the twin on socket://127.0.0.1:$(TWIN_PORT)"
+	@echo "make twin-linux         fpgatest sweep --proto ipv4 through the Linux kernel (twin:linux, root)"
 	@echo "make bench              line rate, twin speed, synthesis, board Fmax on three seeds -> build/bench/"
 	@echo "make bitstream          Colorlight 5A-75B bitstream (Yosys + nextpnr-ecp5 + ecppack)"
 	@echo "make flash / make load  write it to SPI flash / SRAM with openFPGALoader"
@@ -48,6 +49,9 @@ sweep: install
 
 twin: install
 	cd $(ROOT) && $(PY) -m boards.twin --run --port $(TWIN_PORT)
+
+twin-linux: install
+	cd $(ROOT) && $(VENV)/bin/fpgatest sweep --url twin:linux --proto ipv4 $(SWEEP_ARGS)
 
 bench: install
 	cd $(ROOT) && $(PY) -m sim.bench.linerate --out build/bench/linerate.json

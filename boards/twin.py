@@ -4,6 +4,11 @@
 
     python -m boards.twin --build            # generate + compile into build/twin
     python -m boards.twin --run --port 4327  # serve UARTBone on socket://127.0.0.1:4327
+    python -m boards.twin --run --linux      # the same, a Linux router between the ports (root)
+
+With --linux (fpgatest --url twin:linux), each port is joined to a TAP interface
+(sim/twin/modules/fpgatest_tap) instead of the switch model, and both TAPs sit in a network namespace
+of their own that forwards IPv4 and IPv6 between them: the kernel is the device under test.
 """
 
 import argparse
@@ -11,6 +16,7 @@ import contextlib
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -28,7 +34,7 @@ from litex.soc.integration.builder import Builder
 
 from litex_soc.dut_model import MODEL_SOURCES, add_switch_model, gmii_signals
 from litex_soc.soc import FPGATestSoC
-from litex_soc.tester import ROOT, add_tester
+from litex_soc.tester import ROOT, add_tester, port_defaults
 
 # the tester clock as on the board; sys (the CSR bus, UARTBone and the per-frame engines) at another
 # frequency, so the twin's tests run every sys/tester crossing (record FIFO, control strobes) with
@@ -41,6 +47,8 @@ DEFAULT_PORT = 4327
 # client at a time, a client may come and go): sim/twin/modules/fpgatest_serial2tcp
 MODULES = ROOT / "sim" / "twin" / "modules"
 SERIAL_MODULE = "fpgatest_serial2tcp"
+# a port's GMII to a Linux TAP (loaded only when the kernel is the device under test)
+TAP_MODULE = "fpgatest_tap"
 
 _io = [
     ("sys_clk", 0, Pins(1)),
@@ -54,6 +62,13 @@ _io = [
         Subsignal("sink_ready",   Pins(1)),
         Subsignal("sink_data",    Pins(8)),
     ),
+    *[("tap", n,
+        Subsignal("on",      Pins(1)),
+        Subsignal("tx_data", Pins(8)),
+        Subsignal("tx_en",   Pins(1)),
+        Subsignal("rx_data", Pins(8)),
+        Subsignal("rx_dv",   Pins(1)),
+    ) for n in (0, 1)],
 ]
 
 
@@ -88,15 +103,73 @@ class TwinSoC(FPGATestSoC):
             port["rx_rst"] = Signal()
             self.comb += [port["rx_clk"].eq(self.crg.cd_tester.clk), port["rx_rst"].eq(self.crg.cd_tester.rst)]
         add_tester(self, ports, target="generic", build_extra="twin", model_sources=MODEL_SOURCES)
-        add_switch_model(self, ports[0], ports[1])
+        add_switch_model(self, ports[0], ports[1], taps=[platform.request("tap", n) for n in (0, 1)])
 
 
-def sim_config(port: int) -> SimConfig:
+def sim_config(port: int, linux: bool = False) -> SimConfig:
     config = SimConfig()
     config.add_clocker("sys_clk", freq_hz=int(SYS_CLK_FREQ))
     config.add_clocker("tester_clk", freq_hz=int(TESTER_CLK_FREQ))
     config.add_module(SERIAL_MODULE, "serial", args={"port": port})
+    if linux:
+        for n, name in enumerate(tap_names(port)):
+            config.add_module(TAP_MODULE, [("tap", n)], clocks="tester_clk", args={"interface": name})
     return config
+
+
+# ---- the Linux kernel as the device under test -------------------------------------------------------
+
+def tap_names(port: int) -> list[str]:
+    """The TAP interface of each tester port, for the twin serving `port`."""
+    return [f"ft{port}p{n}" for n in (0, 1)]
+
+
+def netns_name(port: int) -> str:
+    return f"fpgatest-{port}"
+
+
+def linux_missing() -> str | None:
+    """Why this machine cannot put the kernel between the twin's ports, or None when it can."""
+    if not Path("/dev/net/tun").exists():
+        return "/dev/net/tun is missing (no TUN/TAP driver)"
+    if os.geteuid() != 0:
+        return "creating TAP interfaces and a network namespace needs root"
+    if not shutil.which("ip"):
+        return "the ip command (iproute2) is missing"
+    return None
+
+
+def _mac(value: int) -> str:
+    return ":".join(f"{(value >> s) & 0xFF:02x}" for s in range(40, -1, -8))
+
+
+def router_plan(port: int) -> list[list[str]]:
+    """The commands that make a router of the namespace holding the twin's TAPs. Each interface takes
+    the MAC the facing tester port sends to by default (its peer's), so a stream needs no new
+    addresses; port n's addresses are static neighbours (no ARP or ND needed for test frames)."""
+    ns = netns_name(port)
+    plan = [["ip", "netns", "add", ns]]
+    plan += [["ip", "link", "set", tap, "netns", ns] for tap in tap_names(port)]
+    plan += [["ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv4.ip_forward=1",
+              "net.ipv6.conf.all.forwarding=1", "net.ipv6.conf.default.forwarding=1"],
+             ["ip", "-n", ns, "link", "set", "lo", "up"]]
+    for n, tap in enumerate(tap_names(port)):
+        own = port_defaults(n, 1 - n)
+        plan += [["ip", "-n", ns, "link", "set", tap, "address", _mac(own["cfg_dst_mac"])],
+                 ["ip", "-n", ns, "addr", "add", f"192.168.{n}.254/24", "dev", tap],
+                 ["ip", "-n", ns, "-6", "addr", "add", f"2001:db8:0:{n}::fe/64", "dev", tap, "nodad"],
+                 ["ip", "-n", ns, "link", "set", tap, "up"],
+                 ["ip", "-n", ns, "neigh", "replace", f"192.168.{n}.1", "lladdr", _mac(own["cfg_src_mac"]),
+                  "dev", tap, "nud", "permanent"],
+                 ["ip", "-n", ns, "-6", "neigh", "replace", f"2001:db8:0:{n}::1", "lladdr",
+                  _mac(own["cfg_src_mac"]), "dev", tap, "nud", "permanent"]]
+    return plan
+
+
+def _ip(cmd: list[str]) -> None:
+    result = subprocess.run(cmd, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)}: {result.stderr.strip() or f'exit {result.returncode}'}")
 
 
 def build(build_dir: Path = BUILD_DIR, threads: int = 1) -> None:
@@ -108,9 +181,10 @@ def build(build_dir: Path = BUILD_DIR, threads: int = 1) -> None:
     # in the build directory keeps the source tree clean)
     mods = build_dir / "extra_mods"
     shutil.rmtree(mods, ignore_errors=True)
-    shutil.copytree(MODULES / SERIAL_MODULE, mods / SERIAL_MODULE)
+    for module in (SERIAL_MODULE, TAP_MODULE):
+        shutil.copytree(MODULES / module, mods / module)
     builder.build(sim_config=sim_config(DEFAULT_PORT), run=False, threads=threads, opt_level="O3",
-                  interactive=False, extra_mods=[SERIAL_MODULE], extra_mods_path=str(mods))
+                  interactive=False, extra_mods=[SERIAL_MODULE, TAP_MODULE], extra_mods_path=str(mods))
     gateware = build_dir / "gateware"
     # LiteX compiles only when it also runs; compile here so --run starts at once
     result = subprocess.run(["bash", "build_sim.sh"], cwd=gateware, capture_output=True, text=True)
@@ -122,13 +196,13 @@ def build(build_dir: Path = BUILD_DIR, threads: int = 1) -> None:
     (build_dir / "twin.built").write_text(json.dumps({"build_id": constants["fpgatest_build_id"]}))
 
 
-def command(port: int, build_dir: Path = BUILD_DIR) -> tuple[list[str], Path]:
+def command(port: int, build_dir: Path = BUILD_DIR, linux: bool = False) -> tuple[list[str], Path]:
     """The command that runs the twin serving UARTBone on 127.0.0.1:port, and its working directory."""
     gateware = build_dir / "gateware"
     run_dir = build_dir / f"run-{port}"
     run_dir.mkdir(parents=True, exist_ok=True)
     # the model reads sim_config.js from its working directory: one directory per TCP port
-    (run_dir / "sim_config.js").write_text(sim_config(port).get_json())
+    (run_dir / "sim_config.js").write_text(sim_config(port, linux).get_json())
     for module in (gateware / "modules").glob("*.so"):
         target = run_dir / "modules" / module.name
         target.parent.mkdir(exist_ok=True)
@@ -187,11 +261,16 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def running(port: int | None = None, build_dir: Path = BUILD_DIR, log=None):
-    """Build if needed, start the twin on a TCP port, yield (url, csr.json path), stop it."""
+def running(port: int | None = None, build_dir: Path = BUILD_DIR, log=None, linux: bool = False):
+    """Build if needed, start the twin on a TCP port, yield (url, csr.json path), stop it.
+    linux: the ports joined through the kernel (router_plan) instead of the switch model."""
+    if linux and (missing := linux_missing()):
+        raise RuntimeError(f"the Linux kernel as DUT: {missing}")
     ensure_built(build_dir)
     port = port or free_port()
-    cmd, cwd = command(port, build_dir)
+    if linux:   # a namespace left by a twin that was killed
+        subprocess.run(["ip", "netns", "del", netns_name(port)], capture_output=True)
+    cmd, cwd = command(port, build_dir, linux)
     proc = subprocess.Popen(cmd, cwd=cwd, stdin=subprocess.DEVNULL, stdout=log or subprocess.DEVNULL,
                             stderr=subprocess.STDOUT, start_new_session=True)
     try:
@@ -211,6 +290,9 @@ def running(port: int | None = None, build_dir: Path = BUILD_DIR, log=None):
         # LiteX's simulator opens sim.vcd whether or not tracing was asked for (only a header is
         # written): nothing is left in the run directory
         (cwd / "sim.vcd").unlink(missing_ok=True)
+        if linux:
+            for step in router_plan(port):
+                _ip(step)
         yield f"socket://127.0.0.1:{port}", build_dir / "csr.json"
     finally:
         proc.terminate()
@@ -219,6 +301,9 @@ def running(port: int | None = None, build_dir: Path = BUILD_DIR, log=None):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+        if linux:   # the TAPs went with the twin
+            subprocess.run(["ip", "netns", "del", netns_name(port)], capture_output=True)
+        shutil.rmtree(cwd, ignore_errors=True)
 
 
 def main() -> int:
@@ -227,12 +312,26 @@ def main() -> int:
     parser.add_argument("--run", action="store_true", help="run the twin in the foreground")
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"TCP port for UARTBone (default {DEFAULT_PORT})")
     parser.add_argument("--build-dir", type=Path, default=BUILD_DIR, help="build directory (default build/twin)")
+    parser.add_argument("--linux", action="store_true",
+                        help="with --run: the ports joined through the Linux kernel (namespace fpgatest-PORT; root)")
     args = parser.parse_args()
     if args.build:
         build(args.build_dir)
     elif args.run:
         ensure_built(args.build_dir)
-    if args.run:
+    if args.run and args.linux:
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+        try:
+            with running(args.port, args.build_dir, linux=True) as (url, csr):
+                print(f"fpgatest twin: UARTBone on {url}  (csr: {csr}); ports through the kernel in network "
+                      f"namespace {netns_name(args.port)}: {', '.join(tap_names(args.port))}", flush=True)
+                signal.pause()
+        except KeyboardInterrupt:
+            pass
+        except RuntimeError as err:
+            print(f"fpgatest twin: {err}", file=sys.stderr)
+            return 2
+    elif args.run:
         cmd, cwd = command(args.port, args.build_dir)
         print(f"fpgatest twin: UARTBone on socket://127.0.0.1:{args.port}  (csr: {args.build_dir / 'csr.json'})",
               flush=True)

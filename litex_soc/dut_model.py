@@ -4,9 +4,10 @@
 Port 0 -> port 1 goes through two hops in series, dut_ab then dut_ab2 (a wire until enabled: a path
 of two links with different rates), then past the echo responder dut_echo (answers ping once enabled);
 port 1 -> port 0 through dut_ba, whose input is port 1's transmitter, or the responder's replies while
-it is enabled."""
+it is enabled. With a TAP joined to a port (twin only, a Linux network stack as the device under
+test), the port receives from the TAP instead while the TAP is on."""
 
-from migen import ClockSignal, Instance, ResetSignal, Signal
+from migen import ClockSignal, Instance, Mux, ResetSignal, Signal
 
 from litex.gen import LiteXModule
 from litex.soc.interconnect.csr import CSRStatus, CSRStorage
@@ -104,9 +105,20 @@ class Capture(LiteXModule):
                                       i_en=wire["en"] if side == "tx" else wire["dv"], i_cfg_enable=self.enable.storage)
 
 
-def add_switch_model(soc, port_a: dict, port_b: dict) -> None:
+class TapStatus(LiteXModule):
+    """Which ports a TAP drives (the host then knows the switch model is not the device under test)."""
+
+    def __init__(self, taps):
+        self.on = CSRStatus(len(taps), description="bit N: port N receives from a Linux TAP interface, "
+                                                   "not from the switch model")
+        self.comb += [self.on.status[i].eq(tap.on) for i, tap in enumerate(taps)]
+
+
+def add_switch_model(soc, port_a: dict, port_b: dict, taps=None) -> None:
     """Join two tester ports through the model: a.tx -> path ab -> path ab2 (a wire by default) -> echo
-    responder -> b.rx and b.tx (or the responder's replies) -> path ba -> a.rx."""
+    responder -> b.rx and b.tx (or the responder's replies) -> path ba -> a.rx.
+    taps: per port, the pads of a TAP bridge (sim/twin/modules/fpgatest_tap): its tx_* see the port's
+    transmitter, and while its `on` is set the port receives rx_* instead of the model's output."""
     soc.platform.add_source(str(MODEL))
     soc.platform.add_source(str(ECHO))
 
@@ -115,10 +127,18 @@ def add_switch_model(soc, port_a: dict, port_b: dict) -> None:
         soc.comb += w["en"].eq(w["dv"])
         return w
 
+    model_rx = [port_a["rx"], port_b["rx"]]
+    if taps:
+        model_rx = [wire(), wire()]
+        for port, tap, rx in zip((port_a, port_b), taps, model_rx):
+            soc.comb += [tap.tx_data.eq(port["tx"]["data"]), tap.tx_en.eq(port["tx"]["en"]),
+                         port["rx"]["data"].eq(Mux(tap.on, tap.rx_data, rx["data"])),
+                         port["rx"]["dv"].eq(Mux(tap.on, tap.rx_dv, rx["dv"]))]
+        soc.add_module("tap", TapStatus(taps))
     middle, far, ret = wire(), wire(), wire()
     soc.add_module("dut_ab", SwitchPath(port_a["tx"], middle))
     soc.add_module("dut_ab2", SwitchPath(middle, far, enable=0))
-    soc.add_module("dut_echo", EchoResponder(far, port_b["rx"], port_b["tx"], ret))
+    soc.add_module("dut_echo", EchoResponder(far, model_rx[1], port_b["tx"], ret))
     soc.platform.add_source(str(CAPTURE))
     soc.add_module("capture", Capture(soc.tester.time_tick, {"a": port_a, "b": port_b}))
-    soc.add_module("dut_ba", SwitchPath(ret, port_a["rx"]))
+    soc.add_module("dut_ba", SwitchPath(ret, model_rx[0]))

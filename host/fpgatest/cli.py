@@ -25,6 +25,10 @@ BOARD_DURATION_S, BOARD_INTERVAL_S = 100.0, 1.0
 TWIN_DURATION_S, TWIN_INTERVAL_S = 0.02, 0.002
 
 
+# the twin, started for one command: ports through the switch model, or through the Linux kernel
+TWIN_URLS = ("twin", "twin:linux")
+
+
 class UserError(Exception):
     """Reported as one line, exit status 2."""
 
@@ -145,18 +149,18 @@ def stream_fields(args, tx_port: int, rx_port: int) -> tuple[int | None, dict]:
 
 @contextlib.contextmanager
 def open_tester(args):
-    """A Tester at --url (the twin, started for this command, when --url is 'twin'), its wires captured
-    to --capture while the command runs (twin only)."""
+    """A Tester at --url (the twin, started for this command, when --url is 'twin' or 'twin:linux'), its
+    wires captured to --capture while the command runs (twin only)."""
     from fpgatest.driver import Device
     from fpgatest.tester import Tester
 
-    if args.url == "twin":
+    if args.url in TWIN_URLS:
         sys.path.insert(0, str(ROOT))
         from boards import twin
 
         log = open(ROOT / "build" / "twin-run.log", "w") if (ROOT / "build").is_dir() else None
         try:
-            with twin.running(log=log) as (url, csr):
+            with twin.running(log=log, linux=args.url == "twin:linux") as (url, csr):
                 with Device(url, Path(args.csr) if args.csr else csr) as dev:
                     with _captured(Tester(dev), args, csr.parent, url) as t:
                         yield t
@@ -191,7 +195,15 @@ def _captured(tester, args, twin_dir: Path, url: str):
 
 
 def is_twin(args) -> bool:
-    return args.url == "twin" or args.url.startswith("socket://")
+    return args.url in TWIN_URLS or args.url.startswith("socket://")
+
+
+def target_text(tester, args) -> str:
+    """What a record names as the target: the board's URL, the twin, or the twin through the kernel."""
+    if not is_twin(args):
+        return args.url
+    taps = tester.tap_ports()
+    return f"the twin, the Linux kernel between ports {', '.join(map(str, taps))}" if taps else "the twin"
 
 
 def check_ports(tester, args) -> None:
@@ -279,6 +291,9 @@ def cmd_info(args) -> int:
             print(f"link port {i}: {link.describe()}")
         if links is None:
             print("links       no PHY management in this build (the twin's links are ideal, always 1000/full)")
+        if taps := t.tap_ports():
+            print(f"dut         the Linux kernel: port{'s' if len(taps) > 1 else ''} "
+                  f"{', '.join(map(str, taps))} joined to TAP interfaces (twin:linux)")
         snap = t.snapshot()
         print(f"tester time {snap['time_ticks']} ticks ({snap['time_ticks'] * 8e-9:.6f} s)")
         cal = t.calibration()
@@ -457,7 +472,7 @@ def cmd_rfc2544(args) -> int:
         check_links(t, args, [args.tx_port, args.rx_port])
         load_calibration(t, args)
         apply_dut(t, args)
-        meta = {"target": "the twin" if twin else args.url, "proto": args.proto, "trial_note": note,
+        meta = {"target": target_text(t, args), "proto": args.proto, "trial_note": note,
                 "plan": asdict(plan), "build_id": t.dev.map.build_id, "calibration": t.calibration(),
                 "time_unix": time.time()}
         out.mkdir(parents=True, exist_ok=True)
@@ -529,7 +544,7 @@ def _probe_session(args, out: Path, meta: dict, measure, report, plot) -> int:
         check_links(t, args, [args.tx_port, args.rx_port])
         load_calibration(t, args)
         apply_dut(t, args)
-        meta.update({"target": "the twin" if is_twin(args) else args.url, "build_id": t.dev.map.build_id,
+        meta.update({"target": target_text(t, args), "build_id": t.dev.map.build_id,
                      "calibration": t.calibration(), "time_unix": time.time()})
         if t.has_dut_model:
             meta["dut"] = {p: t.dut_get(p) for p in t.dut_paths()}
@@ -775,7 +790,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"fpgatest {__version__}")
     common = Parser(add_help=False)
     common.add_argument("--url", default="twin",
-                        help="'twin' (start the digital twin), /dev/ttyUSB0 (board UART), socket://HOST:PORT "
+                        help="'twin' (start the digital twin), 'twin:linux' (the twin with the Linux kernel as "
+                             "the device under test: root), /dev/ttyUSB0 (board UART), socket://HOST:PORT "
                              "(a running twin) or udp://IP[:PORT] (Etherbone)")
     common.add_argument("--csr", default=None,
                         help="csr.json of the build (default: the twin's for 'twin' and socket://, else the board's)")

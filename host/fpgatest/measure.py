@@ -270,6 +270,7 @@ def results_meta(tester: Tester, plan: SweepPlan) -> dict:
         "tester": {"url": tester.dev.url, "build_id": tester.dev.map.build_id,
                    "calibration": tester.calibration()},
         "time_unix": time.time(),
+        **({"dut": {"linux_tap_ports": taps}} if (taps := tester.tap_ports()) else {}),
     }
 
 

@@ -158,6 +158,7 @@ class Tester:
         self.dev = device
         self.n_ports = device.map.n_ports()
         self._configured: dict[int, dict[str, int]] = {}   # per port: the generator words written so far
+        self._tap_on: int | None = None                     # twin: ports joined to Linux TAPs (read once)
         self.gen_errors = check_contract(device.map.constants)
 
     # ---- streams ------------------------------------------------------------------------------
@@ -330,14 +331,23 @@ class Tester:
 
     # ---- simulated device under test (twin only) ----------------------------------------------
 
+    def tap_ports(self) -> list[int]:
+        """The twin's ports joined to Linux TAP interfaces (twin:linux), read once."""
+        if self._tap_on is None:
+            self._tap_on = self.dev.read("tap_on") if "tap_on" in self.dev.map else 0
+        return [p for p in range(self.n_ports) if self._tap_on >> p & 1]
+
     @property
     def has_dut_model(self) -> bool:
-        return "dut_ab_cfg_latency" in self.dev.map
+        """The switch model is the device under test (built, and no port taken over by a Linux TAP)."""
+        return "dut_ab_cfg_latency" in self.dev.map and not self.tap_ports()
 
     def dut_paths(self) -> list[str]:
         """The switch model's paths: 'ab' (port 0 -> 1), 'ab2' (its second hop, where built), 'ba' (back)."""
         if not self.has_dut_model:
-            raise MapError("this register map has no DUT model: dut settings exist on the twin only")
+            raise MapError("the ports go through the Linux kernel (twin:linux): there is no switch model to set"
+                           if "dut_ab_cfg_latency" in self.dev.map else
+                           "this register map has no DUT model: dut settings exist on the twin only")
         return [p for p in ("ab", "ab2", "ba") if f"dut_{p}_cfg_latency" in self.dev.map]
 
     def dut_set(self, path: str, *, enable=None, latency_ns=None, per_byte_ns=None, rate_mbps=None, ppm=None,
@@ -412,7 +422,7 @@ class Tester:
 
     @property
     def has_echo_model(self) -> bool:
-        return "dut_echo_cfg_enable" in self.dev.map
+        return "dut_echo_cfg_enable" in self.dev.map and self.has_dut_model
 
     def echo_set(self, enable: bool | None = None, delay_ns: float | None = None) -> None:
         """The twin's echo responder at the far end of path ab (answers ping; replies return through ba)."""

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""Transports to the SoC's CSR bus: UARTBone over pyserial (serial port or socket:// for the twin), Etherbone over UDP."""
+"""Transports to the SoC's CSR bus: UARTBone over pyserial (serial port or socket:// for the twin), Etherbone over
+UDP, and a running litex_server (litex://: whatever bridge it holds, shared with LiteX's own tools)."""
 
 import time
 from urllib.parse import urlparse
@@ -126,10 +127,69 @@ class Etherbone:
             raise LinkError(f"no answer from {self.url} ({err})") from None
 
 
+def _remote_client(host: str, port: int):
+    """LiteX's RemoteClient, made to raise on a missing reply (it returns zeros) and to name registers by
+    nothing (it would read a csr.csv from the working directory; fpgatest names them from csr.json)."""
+    from litex.tools.litex_client import RemoteClient
+
+    class Client(RemoteClient):
+        def __init__(self):     # RemoteClient.__init__ without the csr.csv lookup (LiteX 2024.12)
+            self.csr_data_width = self.csr_bus_address_width = 32
+            self.host, self.port, self.debug, self.binded, self.base_address = host, port, False, False, 0
+
+        def receive_packet(self, sock, addr_size):
+            response = super().receive_packet(sock, addr_size)
+            if response == 0:
+                raise LinkError("no reply")
+            return response
+
+    return Client()
+
+
+class LiteXServer:
+    """A running litex_server (LiteX's RemoteClient, Etherbone over TCP), e.g. litex://localhost:1234: the
+    server holds the bridge (UART, Etherbone, JTAG-UART, PCIe...) and can serve litex_cli or LiteScope
+    at the same time."""
+
+    def __init__(self, host: str, port: int = 1234, timeout_s: float = 2.0):
+        self.url = f"litex://{host}:{port}"
+        self.client = _remote_client(host, port)
+        try:
+            self.client.open()
+            self.client.socket.settimeout(timeout_s)
+        except OSError as err:
+            raise LinkError(f"cannot open {self.url}: {err.strerror or err} (is litex_server running?)") from None
+
+    def close(self):
+        self.client.close()
+
+    def read(self, addr: int, count: int = 1) -> list[int]:
+        stop.check()
+        words = []
+        try:
+            while count:    # one Etherbone record carries up to 255 reads
+                n = min(count, MAX_BURST)
+                words += self.client.read(addr, n)
+                addr += 4 * n
+                count -= n
+        except (OSError, LinkError) as err:
+            raise LinkError(f"no answer from {self.url} ({err})") from None
+        return words
+
+    def write(self, addr: int, values: list[int]) -> None:
+        stop.check()
+        try:
+            for start in range(0, len(values), MAX_BURST):
+                self.client.write(addr + 4 * start, [v & 0xFFFFFFFF for v in values[start:start + MAX_BURST]])
+        except OSError as err:
+            raise LinkError(f"no answer from {self.url} ({err})") from None
+
+
 def open_url(url: str, timeout_s: float = 2.0):
-    """/dev/ttyUSB0 or socket://127.0.0.1:PORT -> UARTBone; udp://HOST[:PORT] -> Etherbone.
-    timeout_s: how long UARTBone waits for an answer (a simulated board answers slower than a real one)."""
-    if url.startswith(("udp://", "socket://")):
+    """/dev/ttyUSB0 or socket://127.0.0.1:PORT -> UARTBone; udp://HOST[:PORT] -> Etherbone; litex://HOST[:PORT]
+    -> a running litex_server. timeout_s: how long UARTBone waits for an answer (a simulated board answers
+    slower than a real one)."""
+    if url.startswith(("udp://", "socket://", "litex://")):
         parsed = urlparse(url)
         try:
             port = parsed.port
@@ -137,7 +197,10 @@ def open_url(url: str, timeout_s: float = 2.0):
             port = -1
         if (not parsed.hostname or port == -1 or port == 0
                 or (url.startswith("socket://") and port is None)):
-            raise LinkError(f"bad URL {url!r}: expected udp://HOST[:PORT] or socket://HOST:PORT, port 1..65535")
+            raise LinkError(f"bad URL {url!r}: expected udp://HOST[:PORT], litex://HOST[:PORT] or "
+                            "socket://HOST:PORT, port 1..65535")
         if url.startswith("udp://"):
             return Etherbone(parsed.hostname, port or 1234)
+        if url.startswith("litex://"):
+            return LiteXServer(parsed.hostname, port or 1234, timeout_s)
     return UartBone(url, timeout_s=timeout_s)

@@ -148,6 +148,8 @@ BAD_INPUT = [
     (["info", "--url", "socket://127.0.0.1"], "bad URL"),
     (["info", "--url", "udp://"], "bad URL"),
     (["info", "--url", "udp://127.0.0.1:0"], "bad URL"),
+    (["info", "--url", "litex://:1234"], "bad URL"),
+    (["info", "--url", "litex://127.0.0.1:70000"], "bad URL 'litex://127.0.0.1:70000'"),
 ]
 
 

@@ -1,0 +1,154 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""The Linux kernel as the device under test (twin:linux): each twin port joined to a TAP interface in a
+network namespace that routes IPv4 and IPv6 between them. Needs root and /dev/net/tun; skipped, with
+the reason, where they are missing."""
+
+import json
+import subprocess
+import sys
+import time
+
+import pytest
+from scapy.layers.inet import IP, UDP
+from scapy.layers.inet6 import ICMPv6ND_NS, IPv6
+from scapy.layers.l2 import ARP, Ether
+from scapy.utils import PcapNgReader
+
+from boards import twin
+from fpgatest.capture import TwinCapture
+from fpgatest.cli import main
+from fpgatest.driver import Device
+from fpgatest.tester import Tester
+
+MISSING = twin.linux_missing()
+needs_linux = pytest.mark.skipif(MISSING is not None, reason=f"the kernel as DUT: {MISSING}")
+
+# the router's interfaces take the MAC that the facing port sends to by default (its peer's)
+ROUTER_MAC = ["02:00:00:00:00:02", "02:00:00:00:00:01"]      # facing port 0, facing port 1
+PORT_MAC_1 = "02:00:00:00:00:02"
+SOURCE_MAC = "02:00:00:00:00:aa"     # port 0's source for the sweep: the rewrite is then visible
+TTL = 64                             # the generator's default TTL / hop limit
+
+
+@pytest.fixture(scope="module")
+def linux_twin(tmp_path_factory):
+    log = open(tmp_path_factory.mktemp("twin-linux") / "twin.log", "w")
+    with twin.running(log=log, linux=True) as (url, csr):
+        yield url, csr, int(url.rsplit(":", 1)[1])
+    log.close()
+
+
+def kernel_sent(port: int) -> list[int]:
+    """Frames the kernel has sent on each port's TAP so far."""
+    counts = []
+    for tap in twin.tap_names(port):
+        out = subprocess.run(["ip", "-n", twin.netns_name(port), "-s", "-j", "link", "show", tap],
+                             capture_output=True, text=True, check=True).stdout
+        counts.append(json.loads(out)[0]["stats64"]["tx"]["packets"])
+    return counts
+
+
+def in_namespace(port: int, code: str) -> None:
+    subprocess.run(["ip", "netns", "exec", twin.netns_name(port), sys.executable, "-c", code],
+                   check=True, capture_output=True, timeout=30)
+
+
+@needs_linux
+def test_kernel_own_frames_are_counted_foreign(linux_twin):
+    """What the kernel sends on its own (IPv6 neighbour discovery and MLD when the links come up, ARP and
+    neighbour solicitations for an address nobody has) reaches the ports and is counted foreign, every
+    frame: each port's receive count equals what the kernel sent on its TAP."""
+    url, csr, port = linux_twin
+    with Device(url, csr) as dev:
+        t = Tester(dev)
+        assert t.tap_ports() == [0, 1] and not t.has_dut_model and not t.has_echo_model
+        capture = TwinCapture(t, csr.parent / f"run-{port}")
+        capture.start()
+        # a datagram to a neighbour nobody answers for: ARP on port 1's side, then NS for IPv6
+        in_namespace(port, "import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM)"
+                           ".sendto(b'x', ('192.168.1.77', 9))")
+        in_namespace(port, "import socket; socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)"
+                           ".sendto(b'x', ('2001:db8:0:1::77', 9))")
+        deadline = time.monotonic() + 30
+        while True:      # settled: the kernel sent nothing while the tester counted
+            before = kernel_sent(port)
+            t.wait_ticks(20_000)
+            snap = t.snapshot()
+            if kernel_sent(port) == before and [p["rx_frames"] for p in snap["ports"]] == before:
+                break
+            assert time.monotonic() < deadline, (before, snap["ports"])
+        pcap = csr.parent / f"run-{port}" / "kernel.pcapng"
+        capture.stop(pcap)
+    for p in snap["ports"]:
+        assert p["foreign"] == p["rx_frames"] and p["test_frames"] == 0
+        assert p["fcs_errors"] == p["runts"] == p["giants"] == 0
+    frames = [Ether(bytes(pkt)[:-4]) for pkt in PcapNgReader(str(pcap)) if pkt.sniffed_on == "port1"]
+    assert any(ARP in f and f[ARP].op == 1 and f[ARP].pdst == "192.168.1.77" for f in frames)
+    assert any(ICMPv6ND_NS in f and f[ICMPv6ND_NS].tgt == "2001:db8:0:1::77" for f in frames)
+    assert all(f.src == ROUTER_MAC[1] for f in frames)
+
+
+@needs_linux
+@pytest.mark.parametrize("proto, sizes", [("ipv4", "64,512,1518"), ("ipv6", "84,512,1518")])
+def test_sweep_through_the_kernel(linux_twin, tmp_path, proto, sizes):
+    """fpgatest sweep at line rate through the kernel's forwarding: every test frame arrives and is
+    recognised (none lost or reordered; foreign frames are only the kernel's own), routed as a router must: the TTL or hop limit one lower, MACs
+    rewritten to the router's and port 1's, the IPv4 header checksum recomputed; the payload (signature,
+    sequence number, TX stamp) and the UDP checksum unchanged."""
+    url, csr, port = linux_twin
+    out, pcap = tmp_path / "sweep", tmp_path / "wire.pcapng"
+    assert main(["sweep", "--url", url, "--csr", str(csr), "--calibration", "none", "--proto", proto,
+                 "--sizes", sizes, "--duration", "0.002", "--interval", "0.001", "--src-mac", SOURCE_MAC, "--out", str(out),
+                 "--capture", str(pcap)]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    received = foreign = 0
+    for row in summary["sizes"]:
+        f = row["frames"]
+        assert f["tx"] == f["rx"] > 0 and f["lost"] == f["reordered"] == f["duplicate"] == 0, row["size_bytes"]
+        assert f["fcs_errors"] == 0
+        received += f["rx"]
+        foreign += f["foreign"]
+    assert json.loads((out / "run.json").read_text())["dut"] == {"linux_tap_ports": [0, 1]}
+
+    layer = IP if proto == "ipv4" else IPv6
+    sent, got, kernel_own = {}, [], []
+    for pkt in PcapNgReader(str(pcap)):
+        frame = Ether(bytes(pkt)[:-4])
+        if layer not in frame or UDP not in frame:
+            if pkt.sniffed_on == "port1":
+                kernel_own.append(frame)
+            continue
+        datagram = bytes(frame[UDP])[:frame[UDP].len]      # without the Ethernet padding
+        if pkt.sniffed_on == "port0" and pkt.direction == 2:
+            sent[datagram] = frame
+        elif pkt.sniffed_on == "port1" and pkt.direction == 1:
+            got.append((datagram, frame))
+    assert len(got) == received and len(sent) >= received
+    # anything else on port 1 is the kernel's own (here: ARP, IPv6 neighbour discovery or MLD; the
+    # first test's unanswered neighbour requests are retried for seconds), counted foreign
+    assert all(ARP in f or f.type == 0x86DD and f[IPv6].nh in (0, 58) for f in kernel_own), kernel_own
+    assert foreign <= len(kernel_own)
+    for datagram, frame in got:
+        before = sent[datagram]          # the UDP datagram (payload and checksum) as it left port 0
+        assert (before.src, before.dst) == (SOURCE_MAC, ROUTER_MAC[0])
+        assert (frame.src, frame.dst) == (ROUTER_MAC[1], PORT_MAC_1)
+        if proto == "ipv4":
+            assert (before[IP].ttl, frame[IP].ttl) == (TTL, TTL - 1)
+            header = frame[IP].copy()
+            header.chksum = None                            # scapy computes it again
+            assert IP(bytes(header)).chksum == frame[IP].chksum != before[IP].chksum
+        else:
+            assert (before[IPv6].hlim, frame[IPv6].hlim) == (TTL, TTL - 1)
+
+
+def test_without_root_one_line_and_nothing_started(monkeypatch, capsys):
+    """Where the kernel cannot be the DUT (here: not root), --url twin:linux ends with one line naming
+    what is missing, exit status 2, and starts no twin."""
+    monkeypatch.setattr(twin.os, "geteuid", lambda: 1000)
+    started = []
+    monkeypatch.setattr(twin.subprocess, "Popen", lambda *a, **k: started.append(a))
+    assert main(["info", "--url", "twin:linux"]) == 2
+    reason = twin.linux_missing()
+    assert reason is not None
+    assert capsys.readouterr().err.strip().splitlines() == [f"fpgatest: error: the Linux kernel as DUT: {reason}"]
+    assert not started
