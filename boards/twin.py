@@ -20,6 +20,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -306,37 +307,56 @@ def running(port: int | None = None, build_dir: Path = BUILD_DIR, log=None, linu
         shutil.rmtree(cwd, ignore_errors=True)
 
 
+def serve(port: int | None, build_dir: Path, linux: bool, for_tool: bool) -> int:
+    """Run the twin until SIGTERM, SIGINT or SIGHUP (or, for_tool, until stdin closes: the fpgatest that
+    started it is gone). Announce it on stdout: one JSON line {"url", "csr"} or {"error"} for fpgatest,
+    a sentence for a person. The simulator's own output goes to build/twin-run.log."""
+    done = threading.Event()
+
+    def say(**fields):
+        print(json.dumps(fields) if for_tool else fields.get("error") or
+              f"fpgatest twin: UARTBone on {fields['url']}  (csr: {fields['csr']})"
+              + (f"; ports through the kernel in network namespace {netns_name(port)}: "
+                 f"{', '.join(tap_names(port))}" if linux else ""), flush=True)
+
+    port = port or free_port()
+    try:
+        if linux and (missing := linux_missing()):   # before anything is built, started or written
+            raise RuntimeError(f"the Linux kernel as DUT: {missing}")
+        ensure_built(build_dir)     # a signal here ends the launcher and, for fpgatest, its build's processes
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(sig, lambda *_: done.set())
+        if for_tool:
+            threading.Thread(target=lambda: (sys.stdin.read(), done.set()), daemon=True).start()
+        with open(build_dir.parent / "twin-run.log", "w") as log, \
+                running(port, build_dir, log=log, linux=linux) as (url, csr):
+            say(url=url, csr=str(csr))
+            while not done.wait(0.5):
+                pass
+    except (RuntimeError, OSError) as err:
+        say(error=f"{err}" if for_tool else f"fpgatest twin: {err}")
+        return 2
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--build", action="store_true", help="generate and compile the twin")
     parser.add_argument("--run", action="store_true", help="run the twin in the foreground")
-    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"TCP port for UARTBone (default {DEFAULT_PORT})")
+    parser.add_argument("--serve", action="store_true",
+                        help="for fpgatest --url twin: run on a free port, announce {url, csr} as one JSON line, "
+                             "end when stdin closes")
+    parser.add_argument("--port", type=int, default=None, help=f"TCP port for UARTBone (--run: default {DEFAULT_PORT})")
     parser.add_argument("--build-dir", type=Path, default=BUILD_DIR, help="build directory (default build/twin)")
     parser.add_argument("--linux", action="store_true",
-                        help="with --run: the ports joined through the Linux kernel (namespace fpgatest-PORT; root)")
+                        help="the ports joined through the Linux kernel (namespace fpgatest-PORT; root)")
     args = parser.parse_args()
     if args.build:
         build(args.build_dir)
-    elif args.run:
-        ensure_built(args.build_dir)
-    if args.run and args.linux:
-        signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-        try:
-            with running(args.port, args.build_dir, linux=True) as (url, csr):
-                print(f"fpgatest twin: UARTBone on {url}  (csr: {csr}); ports through the kernel in network "
-                      f"namespace {netns_name(args.port)}: {', '.join(tap_names(args.port))}", flush=True)
-                signal.pause()
-        except KeyboardInterrupt:
-            pass
-        except RuntimeError as err:
-            print(f"fpgatest twin: {err}", file=sys.stderr)
-            return 2
-    elif args.run:
-        cmd, cwd = command(args.port, args.build_dir)
-        print(f"fpgatest twin: UARTBone on socket://127.0.0.1:{args.port}  (csr: {args.build_dir / 'csr.json'})",
-              flush=True)
-        os.chdir(cwd)
-        os.execv(cmd[0], cmd)
+    if args.serve:
+        return serve(args.port, args.build_dir, args.linux, for_tool=True)
+    if args.run:
+        return serve(args.port or DEFAULT_PORT, args.build_dir, args.linux, for_tool=False)
     return 0
 
 

@@ -8,6 +8,7 @@ import json
 import math
 import os
 import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -15,10 +16,25 @@ from pathlib import Path
 
 from fpgatest import __version__, stop
 
-ROOT = Path(__file__).resolve().parents[2]
-TWIN_CSR = ROOT / "build" / "twin" / "csr.json"
-BOARD_CSR = ROOT / "build" / "colorlight_5a_75b" / "csr.json"
-DEFAULT_CALIBRATION = ROOT / "build" / "calibration.json"
+
+
+def _checkout() -> Path | None:
+    """The fpgatest checkout this tool works with: $FPGATEST_ROOT, else the one this package lies in; None
+    for a package installed on its own (pip install ./host), which then reaches a twin or a board only
+    through a URL and the csr.json it is given."""
+    for root in (os.environ.get("FPGATEST_ROOT"), Path(__file__).resolve().parents[2]):
+        if root and (Path(root) / "boards" / "twin.py").is_file():
+            return Path(root)
+    return None
+
+
+CHECKOUT = _checkout()
+# results and the calibration file: the checkout's build/, else the user's data directory
+DATA = (CHECKOUT / "build" if CHECKOUT else
+        Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "fpgatest")
+TWIN_CSR = CHECKOUT / "build" / "twin" / "csr.json" if CHECKOUT else None
+BOARD_CSR = CHECKOUT / "build" / "colorlight_5a_75b" / "csr.json" if CHECKOUT else None
+DEFAULT_CALIBRATION = DATA / "calibration.json"
 
 # thesis method on a board: 100 s per size, 1 s samples; on the twin durations are simulated time
 BOARD_DURATION_S, BOARD_INTERVAL_S = 100.0, 1.0
@@ -155,24 +171,51 @@ def open_tester(args):
     from fpgatest.tester import Tester
 
     if args.url in TWIN_URLS:
-        sys.path.insert(0, str(ROOT))
-        from boards import twin
-
-        log = open(ROOT / "build" / "twin-run.log", "w") if (ROOT / "build").is_dir() else None
-        try:
-            with twin.running(log=log, linux=args.url == "twin:linux") as (url, csr):
-                with Device(url, Path(args.csr) if args.csr else csr) as dev:
-                    with _captured(Tester(dev), args, csr.parent, url) as t:
-                        yield t
-        finally:
-            if log:
-                log.close()
+        with launched_twin(linux=args.url == "twin:linux") as (url, csr):
+            with Device(url, Path(args.csr) if args.csr else csr) as dev:
+                with _captured(Tester(dev), args, csr.parent, url) as t:
+                    yield t
     else:
         # socket:// is how a running twin serves UARTBone: its map is the twin's
         csr = Path(args.csr) if args.csr else TWIN_CSR if args.url.startswith("socket://") else BOARD_CSR
+        if csr is None:
+            raise UserError(f"--csr: which register map? (give the csr.json of the build behind {args.url}; "
+                            "a twin's is build/twin/csr.json in its checkout)")
         with Device(args.url, csr) as dev:
-            with _captured(Tester(dev), args, TWIN_CSR.parent, args.url) as t:
+            with _captured(Tester(dev), args, csr.parent, args.url) as t:
                 yield t
+
+
+@contextlib.contextmanager
+def launched_twin(linux: bool = False):
+    """Start the checkout's twin launcher (python -m boards.twin --serve) and yield (url, csr.json) from
+    the line it prints; stop it at the end, however the command ends. The twin is a process behind a
+    URL, as a board is: this package imports nothing from the checkout."""
+    if CHECKOUT is None:
+        raise UserError("--url twin: no fpgatest checkout to start the twin from (set FPGATEST_ROOT to one), "
+                        "or give --url socket://HOST:PORT of a running twin and its --csr")
+    python = CHECKOUT / ".venv" / "bin" / "python"
+    proc = subprocess.Popen([str(python if python.exists() else sys.executable), "-m", "boards.twin", "--serve",
+                             *(["--linux"] if linux else [])],
+                            cwd=CHECKOUT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                            start_new_session=True)    # its life is this command's: a Ctrl-C goes to us
+    try:
+        line = proc.stdout.readline()
+        served = json.loads(line) if line.startswith("{") else {
+            "error": f"the twin launcher ended ({proc.wait()}) without serving: see {CHECKOUT / 'build'}"}
+        if "error" in served:
+            raise RuntimeError(served["error"])
+        yield served["url"], Path(served["csr"])
+    finally:
+        with contextlib.suppress(OSError):
+            proc.stdin.close()        # the launcher also ends when this pipe closes (if we are killed)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)     # the launcher, and a build it may be running
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 @contextlib.contextmanager
@@ -406,7 +449,7 @@ def cmd_sweep(args) -> int:
     plan = SweepPlan(args.proto, parse_sizes(args.sizes, min_size(args.proto, vlan is not None)), args.ifg,
                      args.rate, duration, interval, args.tx_port, args.rx_port, vlan=vlan, extra=extra)
     plan.streams()  # every size checked before the tester is touched (--dut values: in main)
-    out = Path(args.out) if args.out else ROOT / "build" / "results" / time.strftime(f"sweep-{args.proto}-%Y%m%d-%H%M%S")
+    out = Path(args.out) if args.out else DATA / "results" / time.strftime(f"sweep-{args.proto}-%Y%m%d-%H%M%S")
     check_writable(out, "directory")
     if (out / "samples.csv").exists():
         raise UserError(f"{out} already holds results; choose another --out")
@@ -455,7 +498,7 @@ def cmd_rfc2544(args) -> int:
                        vlan=vlan, extra=extra, **timing)
     plan.check()
     tests = list(TESTS) if args.test == "all" else [args.test]
-    out = Path(args.out) if args.out else ROOT / "build" / "results" / time.strftime(f"rfc2544-{args.test}-%Y%m%d-%H%M%S")
+    out = Path(args.out) if args.out else DATA / "results" / time.strftime(f"rfc2544-{args.test}-%Y%m%d-%H%M%S")
     check_writable(out, "directory")
     if (out / "trials.csv").exists():
         raise UserError(f"{out} already holds results; choose another --out")
@@ -511,7 +554,7 @@ PROBE_DRAIN_S = {"twin": 0.0002, "board": 0.01}
 
 
 def _results_dir(args, name: str, marker: str) -> Path:
-    out = Path(args.out) if args.out else ROOT / "build" / "results" / time.strftime(f"{name}-%Y%m%d-%H%M%S")
+    out = Path(args.out) if args.out else DATA / "results" / time.strftime(f"{name}-%Y%m%d-%H%M%S")
     check_writable(out, "directory")
     if (out / marker).exists():
         raise UserError(f"{out} already holds results; choose another --out")

@@ -142,13 +142,15 @@ def test_sweep_through_the_kernel(linux_twin, tmp_path, proto, sizes):
 
 
 def test_without_root_one_line_and_nothing_started(monkeypatch, capsys):
-    """Where the kernel cannot be the DUT (here: not root), --url twin:linux ends with one line naming
-    what is missing, exit status 2, and starts no twin."""
+    """Where the kernel cannot be the DUT (here: not root), the launcher behind --url twin:linux announces
+    one error naming what is missing (fpgatest prints it as its one error line, exit status 2), and
+    starts, builds and writes nothing."""
     monkeypatch.setattr(twin.os, "geteuid", lambda: 1000)
-    started = []
-    monkeypatch.setattr(twin.subprocess, "Popen", lambda *a, **k: started.append(a))
-    assert main(["info", "--url", "twin:linux"]) == 2
     reason = twin.linux_missing()
     assert reason is not None
-    assert capsys.readouterr().err.strip().splitlines() == [f"fpgatest: error: the Linux kernel as DUT: {reason}"]
-    assert not started
+    done = []
+    monkeypatch.setattr(twin.subprocess, "Popen", lambda *a, **k: done.append(a))
+    monkeypatch.setattr(twin, "ensure_built", lambda *a: done.append(a))
+    assert twin.serve(None, twin.BUILD_DIR, linux=True, for_tool=True) == 2
+    assert capsys.readouterr().out.splitlines() == [json.dumps({"error": f"the Linux kernel as DUT: {reason}"})]
+    assert not done
