@@ -20,9 +20,9 @@ ECHO = ROOT / "sim" / "models" / "dut_echo.v"
 CAPTURE = ROOT / "sim" / "models" / "gmii_capture.v"
 # what shapes the twin beyond the tester (its build id): this file and the models
 MODEL_SOURCES = (MODEL, ECHO, CAPTURE, ROOT / "litex_soc" / "dut_model.py")
-# the capture taps: file (in the twin's run directory) -> which wire; host/fpgatest/capture.py reads them
-CAPTURE_TAPS = {"port0-tx.txt": ("a", "tx"), "port1-rx.txt": ("b", "rx"),
-                "port1-tx.txt": ("b", "tx"), "port0-rx.txt": ("a", "rx")}
+# the capture taps: which wire -> file in the twin's run directory; csr.json carries them
+# (CAPTURE_PORTn_TX/RX) for host/fpgatest/capture.py
+CAPTURE_TAPS = {(port, side): f"port{port}-{side}.txt" for port in (0, 1) for side in ("tx", "rx")}
 
 Q16 = 1 << 16
 # a plain gigabit store-and-forward switch: 1 us processing, 8 ns/byte, 1 Gb/s egress, 512 KiB
@@ -98,7 +98,7 @@ class Capture(LiteXModule):
     def __init__(self, time_tick, ports: dict):
         self.enable = CSRStorage(1, description="write every frame on the tester's wires to port<N>-<tx|rx>.txt "
                                                 "in the twin's run directory")
-        for name, (port, side) in CAPTURE_TAPS.items():
+        for (port, side), name in CAPTURE_TAPS.items():
             wire = ports[port][side]
             self.specials += Instance("gmii_capture", p_FILE=name, i_clk=ClockSignal("tester"),
                                       i_time_tick=time_tick, i_d=wire["data"],
@@ -140,5 +140,7 @@ def add_switch_model(soc, port_a: dict, port_b: dict, taps=None) -> None:
     soc.add_module("dut_ab2", SwitchPath(middle, far, enable=0))
     soc.add_module("dut_echo", EchoResponder(far, model_rx[1], port_b["tx"], ret))
     soc.platform.add_source(str(CAPTURE))
-    soc.add_module("capture", Capture(soc.tester.time_tick, {"a": port_a, "b": port_b}))
+    soc.add_module("capture", Capture(soc.tester.time_tick, {0: port_a, 1: port_b}))
+    for (port, side), name in CAPTURE_TAPS.items():
+        soc.add_constant(f"CAPTURE_PORT{port}_{side.upper()}", name)
     soc.add_module("dut_ba", SwitchPath(ret, model_rx[0]))

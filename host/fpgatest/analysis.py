@@ -6,9 +6,10 @@ import math
 import numpy as np
 from scipy import stats
 
+from fpgatest.driver import TICK_NS    # the tester's stamp resolution
+
 LINE_RATE_BPS = 1e9
 BYTE_NS = 8.0  # one byte time at 1 GbE
-TICK_NS = 8.0  # the tester's stamp resolution
 
 
 def linear_fit(x, y) -> dict:

@@ -14,11 +14,10 @@ from pathlib import Path
 
 from scapy.utils import RawPcapNgWriter
 
-TICK_NS = 8
+from fpgatest.driver import TICK_NS
+
 LINKTYPE_ETHERNET = 1
-# file -> (interface, direction as pcapng's EPB flags: 1 inbound, 2 outbound)
-TAPS = {"port0-tx.txt": ("port0", 2), "port0-rx.txt": ("port0", 1),
-        "port1-tx.txt": ("port1", 2), "port1-rx.txt": ("port1", 1)}
+DIRECTION = {"tx": 2, "rx": 1}      # pcapng's EPB flags: outbound, inbound
 SETTLE_TICKS = 20_000     # longer than the longest frame: every frame begun while enabled has ended
 
 
@@ -51,13 +50,17 @@ class TwinCapture:
             raise CaptureError("--capture: this target has no capture taps (the twin has them; a board does not)")
         self.t = tester
         self.run_dir = Path(run_dir)
-        if not all((self.run_dir / name).exists() for name in TAPS):
+        # file -> (interface, direction), from the twin's csr.json (CAPTURE_PORTn_TX/RX)
+        constants = tester.dev.map.constants
+        self.taps = {str(constants[f"capture_port{p}_{side}"]): (f"port{p}", DIRECTION[side])
+                     for p in range(tester.n_ports) for side in DIRECTION if f"capture_port{p}_{side}" in constants}
+        if not self.taps or not all((self.run_dir / name).exists() for name in self.taps):
             raise CaptureError(f"--capture: no capture files in {self.run_dir} (a twin from another checkout "
                                "or an older build?)")
         self.offsets: dict[str, int] = {}
 
     def start(self) -> None:
-        self.offsets = {name: (self.run_dir / name).stat().st_size for name in TAPS}
+        self.offsets = {name: (self.run_dir / name).stat().st_size for name in self.taps}
         self.t.dev.write("capture_enable", 1)
 
     def stop(self, target: Path) -> int:
@@ -65,7 +68,7 @@ class TwinCapture:
         self.t.dev.write("capture_enable", 0)
         self.t.wait_ticks(SETTLE_TICKS)
         frames = []
-        for name, (ifname, direction) in TAPS.items():
+        for name, (ifname, direction) in self.taps.items():
             with open(self.run_dir / name, "rb") as f:
                 f.seek(self.offsets[name])
                 for line in f.read().decode().splitlines():

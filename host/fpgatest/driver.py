@@ -7,7 +7,7 @@ from pathlib import Path
 
 from fpgatest.transport import LinkError, open_url
 
-TICK_NS = 8.0
+TICK_NS = 8.0  # the tester's tick (csr.json: FPGATEST_TICK_NS; Device refuses a map that differs)
 SNAPSHOT_POLLS = 100  # reads of the latch flags before a snapshot is given up
 LAT_UNITS_PER_TICK = 16  # latency and calibration registers count 1/16 tick
 
@@ -69,6 +69,8 @@ class CsrMap:
             raise MapError(f"{path} is not an fpgatest register map (no FPGATEST_BUILD_ID)")
         if not all(_is_int(v) for k, v in self.constants.items() if k.startswith("fpgatest_")):
             raise MapError(f"{path}: an FPGATEST_* constant is not an integer")
+        if self.constants.get("fpgatest_tick_ns", TICK_NS) != TICK_NS:
+            raise MapError(f"{path}: a tick of {self.constants['fpgatest_tick_ns']} ns (this host: {TICK_NS:g} ns)")
 
     @property
     def build_id(self) -> int:

@@ -29,11 +29,11 @@ from pathlib import Path
 import numpy as np
 
 from fpgatest.analysis import linear_fit
+from fpgatest.driver import TICK_NS
 from fpgatest.measure import drain, frames_lost, send_and_drain
 from fpgatest.output import number_text, write_json_atomic
 from fpgatest.tester import MAX_GAP, MIN_IFG, SettingError, Stream, Tester
 
-TICK_NS = 8.0
 WIRE_OVERHEAD = 20          # preamble 8 + minimum gap 12 bytes: a frame's share of a link at line rate
 TCP_WIRE_OVERHEAD = 40 + 18 + WIRE_OVERHEAD   # a TCP segment's bytes on the wire beyond its MSS (no options)
 

@@ -187,11 +187,12 @@ GOOD_MAP = {"csr_registers": {"tester_build_id": {"addr": 0, "size": 1, "type": 
     {"constants": {"fpgatest_build_id": "1"}},
     {"constants": {}},
     {"memories": {"port0_counters": {"base": None}}},
+    {"constants": {"fpgatest_build_id": 1, "fpgatest_tick_ns": 4}},
 ], ids=lambda c: json.dumps(c))
 def test_register_map_shape(change, tmp_path):
     path = tmp_path / "csr.json"
     path.write_text(json.dumps({**GOOD_MAP, **change}))
-    with pytest.raises(MapError, match="register map|not an fpgatest register map|not an integer"):
+    with pytest.raises(MapError, match="register map|not an fpgatest register map|not an integer|a tick of 4 ns"):
         CsrMap(path)
 
 
