@@ -314,10 +314,14 @@ def serve(port: int | None, build_dir: Path, linux: bool, for_tool: bool) -> int
     done = threading.Event()
 
     def say(**fields):
-        print(json.dumps(fields) if for_tool else fields.get("error") or
-              f"fpgatest twin: UARTBone on {fields['url']}  (csr: {fields['csr']})"
-              + (f"; ports through the kernel in network namespace {netns_name(port)}: "
-                 f"{', '.join(tap_names(port))}" if linux else ""), flush=True)
+        if for_tool:
+            print(json.dumps(fields), flush=True)
+        elif "error" in fields:
+            print(fields["error"], file=sys.stderr, flush=True)
+        else:
+            print(f"fpgatest twin: UARTBone on {fields['url']}  (csr: {fields['csr']})"
+                  + (f"; ports through the kernel in network namespace {netns_name(port)}: "
+                     f"{', '.join(tap_names(port))}" if linux else ""), flush=True)
 
     port = port or free_port()
     try:

@@ -89,6 +89,15 @@ def render(csr_path: Path) -> str:
         if name.startswith("dut_echo_"):
             field = name[len("dut_echo_"):]
             out.append(f"| `{name}` | {r['size']} | {r['type']} | {echo[field].description if field in echo else ''} |")
+    twin_only = {
+        "capture_enable": "1: every frame on the four tester wires written to files in the twin's run directory "
+                          "(named by the constants `capture_port<N>_<tx|rx>`): `--capture`",
+        "tap_on": "bit N: port N sends to and receives from a Linux TAP (`--url twin:linux`), not the switch model",
+    }
+    out += ["", "### Captures and Linux TAPs (twin only)", "", "| register | words | access | meaning |",
+            "|---|---:|---|---|"]
+    out += [f"| `{name}` | {regs[name]['size']} | {regs[name]['type']} | {meaning} |"
+            for name, meaning in twin_only.items() if name in regs]
     return "\n".join(out) + "\n"
 
 

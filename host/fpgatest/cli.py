@@ -17,7 +17,6 @@ from pathlib import Path
 from fpgatest import __version__, stop
 
 
-
 def _checkout() -> Path | None:
     """The fpgatest checkout this tool works with: $FPGATEST_ROOT, else the one this package lies in; None
     for a package installed on its own (pip install ./host), which then reaches a twin or a board only

@@ -44,12 +44,24 @@ def main() -> int:
         for _ in range(20):
             dev.read("tester_build_id")
         read_ms = (time.monotonic() - start) / 20 * 1000
-    report = {"idle": idle, "line_rate_both_ports": busy, "register_read_ms": read_ms}
+        # a full counter snapshot (every port's counters, latency statistics, the tester's time): wall time
+        # and UARTBone round trips (requests answered by the bridge)
+        trips = []
+        exchange = dev.bus._exchange
+        dev.bus._exchange = lambda *a: (trips.append(1), exchange(*a))[1]
+        start = time.monotonic()
+        for _ in range(5):
+            t.snapshot()
+        snapshot_ms = (time.monotonic() - start) / 5 * 1000
+        dev.bus._exchange = exchange
+    report = {"idle": idle, "line_rate_both_ports": busy, "register_read_ms": read_ms,
+              "snapshot_ms": snapshot_ms, "snapshot_round_trips": len(trips) / 5}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1))
     print(f"twin: {idle['cycles_per_s'] / 1e6:.2f} M cycles/s idle, {busy['cycles_per_s'] / 1e6:.2f} M cycles/s "
           f"with both ports at line rate ({busy['simulated_s_per_wall_s'] * 1e3:.1f} ms simulated per second); "
-          f"one register read {read_ms:.1f} ms")
+          f"one register read {read_ms:.1f} ms; a full snapshot {snapshot_ms:.1f} ms in "
+          f"{len(trips) / 5:g} round trips")
     print(f"wrote {args.out}")
     return 0
 
