@@ -8,7 +8,8 @@
 
 With --linux (fpgatest --url twin:linux), each port is joined to a TAP interface
 (sim/twin/modules/fpgatest_tap) instead of the switch model, and both TAPs sit in a network namespace
-of their own that forwards IPv4 and IPv6 between them: the kernel is the device under test.
+of their own that forwards IPv4 and IPv6 between them: the kernel is the device under test. With
+--linux bridge (--url twin:linux-bridge) the namespace bridges the two TAPs instead (a learning switch).
 """
 
 import argparse
@@ -107,7 +108,7 @@ class TwinSoC(FPGATestSoC):
         add_switch_model(self, ports[0], ports[1], taps=[platform.request("tap", n) for n in (0, 1)])
 
 
-def sim_config(port: int, linux: bool = False) -> SimConfig:
+def sim_config(port: int, linux: str | None = None) -> SimConfig:
     config = SimConfig()
     config.add_clocker("sys_clk", freq_hz=int(SYS_CLK_FREQ))
     config.add_clocker("tester_clk", freq_hz=int(TESTER_CLK_FREQ))
@@ -144,13 +145,23 @@ def _mac(value: int) -> str:
     return ":".join(f"{(value >> s) & 0xFF:02x}" for s in range(40, -1, -8))
 
 
-def router_plan(port: int) -> list[list[str]]:
-    """The commands that make a router of the namespace holding the twin's TAPs. Each interface takes
-    the MAC the facing tester port sends to by default (its peer's), so a stream needs no new
-    addresses; port n's addresses are static neighbours (no ARP or ND needed for test frames)."""
+LINUX_MODES = ("router", "bridge")
+
+
+def kernel_plan(port: int, mode: str = "router") -> list[list[str]]:
+    """The commands that make the namespace holding the twin's TAPs a device under test: a bridge of the
+    two (a learning switch, no STP), or a router. As a router each interface takes the MAC the facing
+    tester port sends to by default (its peer's), so a stream needs no new addresses; port n's
+    addresses are static neighbours (no ARP or ND needed for test frames)."""
+    assert mode in LINUX_MODES, mode
     ns = netns_name(port)
     plan = [["ip", "netns", "add", ns]]
     plan += [["ip", "link", "set", tap, "netns", ns] for tap in tap_names(port)]
+    if mode == "bridge":
+        plan += [["ip", "-n", ns, "link", "add", "br0", "type", "bridge", "stp_state", "0"]]
+        plan += [step for tap in tap_names(port) for step in
+                 (["ip", "-n", ns, "link", "set", tap, "master", "br0"], ["ip", "-n", ns, "link", "set", tap, "up"])]
+        return plan + [["ip", "-n", ns, "link", "set", "br0", "up"]]
     plan += [["ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv4.ip_forward=1",
               "net.ipv6.conf.all.forwarding=1", "net.ipv6.conf.default.forwarding=1"],
              ["ip", "-n", ns, "link", "set", "lo", "up"]]
@@ -197,7 +208,7 @@ def build(build_dir: Path = BUILD_DIR, threads: int = 1) -> None:
     (build_dir / "twin.built").write_text(json.dumps({"build_id": constants["fpgatest_build_id"]}))
 
 
-def command(port: int, build_dir: Path = BUILD_DIR, linux: bool = False) -> tuple[list[str], Path]:
+def command(port: int, build_dir: Path = BUILD_DIR, linux: str | None = None) -> tuple[list[str], Path]:
     """The command that runs the twin serving UARTBone on 127.0.0.1:port, and its working directory."""
     gateware = build_dir / "gateware"
     run_dir = build_dir / f"run-{port}"
@@ -262,9 +273,10 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def running(port: int | None = None, build_dir: Path = BUILD_DIR, log=None, linux: bool = False):
+def running(port: int | None = None, build_dir: Path = BUILD_DIR, log=None, linux: str | None = None):
     """Build if needed, start the twin on a TCP port, yield (url, csr.json path), stop it.
-    linux: the ports joined through the kernel (router_plan) instead of the switch model."""
+    linux: "router" or "bridge", the ports joined through the kernel (kernel_plan) instead of the
+    switch model."""
     if linux and (missing := linux_missing()):
         raise RuntimeError(f"the Linux kernel as DUT: {missing}")
     ensure_built(build_dir)
@@ -292,7 +304,7 @@ def running(port: int | None = None, build_dir: Path = BUILD_DIR, log=None, linu
         # written): nothing is left in the run directory
         (cwd / "sim.vcd").unlink(missing_ok=True)
         if linux:
-            for step in router_plan(port):
+            for step in kernel_plan(port, linux):
                 _ip(step)
         yield f"socket://127.0.0.1:{port}", build_dir / "csr.json"
     finally:
@@ -307,7 +319,7 @@ def running(port: int | None = None, build_dir: Path = BUILD_DIR, log=None, linu
         shutil.rmtree(cwd, ignore_errors=True)
 
 
-def serve(port: int | None, build_dir: Path, linux: bool, for_tool: bool) -> int:
+def serve(port: int | None, build_dir: Path, linux: str | None, for_tool: bool) -> int:
     """Run the twin until SIGTERM, SIGINT or SIGHUP (or, for_tool, until stdin closes: the fpgatest that
     started it is gone). Announce it on stdout: one JSON line {"url", "csr"} or {"error"} for fpgatest,
     a sentence for a person. The simulator's own output goes to build/twin-run.log."""
@@ -320,7 +332,7 @@ def serve(port: int | None, build_dir: Path, linux: bool, for_tool: bool) -> int
             print(fields["error"], file=sys.stderr, flush=True)
         else:
             print(f"fpgatest twin: UARTBone on {fields['url']}  (csr: {fields['csr']})"
-                  + (f"; ports through the kernel in network namespace {netns_name(port)}: "
+                  + (f"; ports through the kernel ({linux}) in network namespace {netns_name(port)}: "
                      f"{', '.join(tap_names(port))}" if linux else ""), flush=True)
 
     port = port or free_port()
@@ -352,8 +364,9 @@ def main() -> int:
                              "end when stdin closes")
     parser.add_argument("--port", type=int, default=None, help=f"TCP port for UARTBone (--run: default {DEFAULT_PORT})")
     parser.add_argument("--build-dir", type=Path, default=BUILD_DIR, help="build directory (default build/twin)")
-    parser.add_argument("--linux", action="store_true",
-                        help="the ports joined through the Linux kernel (namespace fpgatest-PORT; root)")
+    parser.add_argument("--linux", nargs="?", const="router", choices=LINUX_MODES, default=None,
+                        help="the ports joined through the Linux kernel, a router (default) or a bridge "
+                             "(namespace fpgatest-PORT; root)")
     args = parser.parse_args()
     if args.build:
         build(args.build_dir)

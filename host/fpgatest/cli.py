@@ -40,8 +40,9 @@ BOARD_DURATION_S, BOARD_INTERVAL_S = 100.0, 1.0
 TWIN_DURATION_S, TWIN_INTERVAL_S = 0.02, 0.002
 
 
-# the twin, started for one command: ports through the switch model, or through the Linux kernel
-TWIN_URLS = ("twin", "twin:linux")
+# the twin, started for one command: ports through the switch model, or through the Linux kernel (a
+# router or a bridge)
+TWIN_URLS = {"twin": None, "twin:linux": "router", "twin:linux-bridge": "bridge"}
 
 
 class UserError(Exception):
@@ -170,7 +171,7 @@ def open_tester(args):
     from fpgatest.tester import Tester
 
     if args.url in TWIN_URLS:
-        with launched_twin(linux=args.url == "twin:linux") as (url, csr):
+        with launched_twin(linux=TWIN_URLS[args.url]) as (url, csr):
             with Device(url, Path(args.csr) if args.csr else csr) as dev:
                 with _captured(Tester(dev), args, csr.parent, url) as t:
                     yield t
@@ -186,7 +187,7 @@ def open_tester(args):
 
 
 @contextlib.contextmanager
-def launched_twin(linux: bool = False):
+def launched_twin(linux: str | None = None):
     """Start the checkout's twin launcher (python -m boards.twin --serve) and yield (url, csr.json) from
     the line it prints; stop it at the end, however the command ends. The twin is a process behind a
     URL, as a board is: this package imports nothing from the checkout."""
@@ -195,7 +196,7 @@ def launched_twin(linux: bool = False):
                         "or give --url socket://HOST:PORT of a running twin and its --csr")
     python = CHECKOUT / ".venv" / "bin" / "python"
     proc = subprocess.Popen([str(python if python.exists() else sys.executable), "-m", "boards.twin", "--serve",
-                             *(["--linux"] if linux else [])],
+                             *(["--linux", linux] if linux else [])],
                             cwd=CHECKOUT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                             start_new_session=True)    # its life is this command's: a Ctrl-C goes to us
     try:
@@ -832,8 +833,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"fpgatest {__version__}")
     common = Parser(add_help=False)
     common.add_argument("--url", default="twin",
-                        help="'twin' (start the digital twin), 'twin:linux' (the twin with the Linux kernel as "
-                             "the device under test: root), /dev/ttyUSB0 (board UART), socket://HOST:PORT "
+                        help="'twin' (start the digital twin), 'twin:linux' or 'twin:linux-bridge' (the twin with "
+                             "the Linux kernel routing or bridging as the device under test: root), /dev/ttyUSB0 (board UART), socket://HOST:PORT "
                              "(a running twin) or udp://IP[:PORT] (Etherbone)")
     common.add_argument("--csr", default=None,
                         help="csr.json of the build (default: the twin's for 'twin' and socket://, else the board's)")

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""The Linux kernel as the device under test (twin:linux): each twin port joined to a TAP interface in a
-network namespace that routes IPv4 and IPv6 between them. Needs root and /dev/net/tun; skipped, with
-the reason, where they are missing."""
+"""The Linux kernel as the device under test (twin:linux, twin:linux-bridge): each twin port joined to a
+TAP interface in a network namespace that routes IPv4 and IPv6 between them, or bridges them. Needs
+root and /dev/net/tun; skipped, with the reason, where they are missing."""
 
 import json
 import subprocess
@@ -33,8 +33,16 @@ TTL = 64                             # the generator's default TTL / hop limit
 @pytest.fixture(scope="module")
 def linux_twin(tmp_path_factory):
     log = open(tmp_path_factory.mktemp("twin-linux") / "twin.log", "w")
-    with twin.running(log=log, linux=True) as (url, csr):
+    with twin.running(log=log, linux="router") as (url, csr):
         yield url, csr, int(url.rsplit(":", 1)[1])
+    log.close()
+
+
+@pytest.fixture(scope="module")
+def bridge_twin(tmp_path_factory):
+    log = open(tmp_path_factory.mktemp("twin-bridge") / "twin.log", "w")
+    with twin.running(log=log, linux="bridge") as (url, csr):
+        yield url, csr
     log.close()
 
 
@@ -139,6 +147,32 @@ def test_sweep_through_the_kernel(linux_twin, tmp_path, proto, sizes):
             assert IP(bytes(header)).chksum == frame[IP].chksum != before[IP].chksum
         else:
             assert (before[IPv6].hlim, frame[IPv6].hlim) == (TTL, TTL - 1)
+
+
+@needs_linux
+def test_sweep_through_a_linux_bridge(bridge_twin, tmp_path):
+    """Through the kernel's bridge (a learning switch) every test frame arrives and is recognised, and
+    leaves the bridge byte for byte as it entered (FCS included): a switch forwards, it does not route."""
+    url, csr = bridge_twin
+    out, pcap = tmp_path / "sweep", tmp_path / "wire.pcapng"
+    assert main(["sweep", "--url", url, "--csr", str(csr), "--calibration", "none", "--proto", "ipv4",
+                 "--sizes", "64,1518", "--duration", "0.002", "--interval", "0.001", "--out", str(out),
+                 "--capture", str(pcap)]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    received = sum(row["frames"]["rx"] for row in summary["sizes"])
+    for row in summary["sizes"]:
+        f = row["frames"]
+        assert f["tx"] == f["rx"] > 0 and f["lost"] == f["reordered"] == f["duplicate"] == 0
+    sent, got = set(), []
+    for pkt in PcapNgReader(str(pcap)):
+        frame = bytes(pkt)
+        if UDP not in Ether(frame[:-4]):
+            continue
+        if pkt.sniffed_on == "port0" and pkt.direction == 2:
+            sent.add(frame)
+        elif pkt.sniffed_on == "port1" and pkt.direction == 1:
+            got.append(frame)
+    assert len(got) == received and all(frame in sent for frame in got)
 
 
 def test_without_root_one_line_and_nothing_started(monkeypatch, capsys):
