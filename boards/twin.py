@@ -210,6 +210,7 @@ def build(build_dir: Path = BUILD_DIR, threads: int = 1) -> None:
 
 def command(port: int, build_dir: Path = BUILD_DIR, linux: str | None = None) -> tuple[list[str], Path]:
     """The command that runs the twin serving UARTBone on 127.0.0.1:port, and its working directory."""
+    build_dir = Path(build_dir).resolve()     # the command runs in the run directory
     gateware = build_dir / "gateware"
     run_dir = build_dir / f"run-{port}"
     run_dir.mkdir(parents=True, exist_ok=True)
