@@ -130,13 +130,6 @@ def ip_address(text: str):
         raise argparse.ArgumentTypeError(f"{text!r} is not an IPv4 or IPv6 address") from None
 
 
-# IPv6 addresses when none is given: the documentation prefix (RFC 3849), one /64 per port
-def _doc_ipv6(port: int) -> int:
-    import ipaddress
-
-    return int(ipaddress.IPv6Address(f"2001:db8:0:{port}::1"))
-
-
 def stream_fields(args, tx_port: int, rx_port: int) -> tuple[int | None, dict]:
     """(802.1Q TCI or None, generator address registers) from --vlan/--vlan-pcp/--src-mac/--dst-mac/
     --src-ip/--dst-ip; addresses must be of the stream's protocol."""
@@ -155,9 +148,12 @@ def stream_fields(args, tx_port: int, rx_port: int) -> tuple[int | None, dict]:
         if value.version != version:
             raise UserError(f"--{name}-ip: {value} is not an IPv{version} address (--proto {args.proto})")
         extra[f"cfg_{name}_ip"] = int(value)
-    if args.proto == "ipv6":
-        extra.setdefault("cfg_src_ip", _doc_ipv6(tx_port))
-        extra.setdefault("cfg_dst_ip", _doc_ipv6(rx_port))
+    if args.proto == "ipv6":     # the receiving port's address, also where it is not the sender's peer
+        from fpgatest.tester import port_addresses
+
+        for name, value in port_addresses(tx_port, rx_port, "ipv6").items():
+            if name.endswith("_ip"):
+                extra.setdefault(name, value)
     return vlan, extra
 
 

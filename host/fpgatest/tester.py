@@ -134,6 +134,21 @@ class Stream:
         return self.size + 8 + regs["cfg_ifg"] + frac
 
 
+def port_addresses(port: int, peer: int, proto: str) -> dict[str, int]:
+    """The addresses a stream from `port` to `peer` carries unless told otherwise: the ports' power-up
+    MACs and IPv4 addresses (litex_soc.tester.port_defaults; a test holds the two equal), and for IPv6
+    the documentation prefix (RFC 3849), one /64 per port: 2001:db8:0:PORT::1."""
+    import ipaddress
+
+    regs = {"cfg_src_mac": 0x020000000001 + port, "cfg_dst_mac": 0x020000000001 + peer}
+    if proto == "ipv4":
+        regs.update(cfg_src_ip=0xC0A80001 + (port << 8), cfg_dst_ip=0xC0A80001 + (peer << 8))
+    elif proto == "ipv6":
+        regs.update(cfg_src_ip=int(ipaddress.IPv6Address(f"2001:db8:0:{port}::1")),
+                    cfg_dst_ip=int(ipaddress.IPv6Address(f"2001:db8:0:{peer}::1")))
+    return regs
+
+
 def lat_ns(units: int) -> float:
     return units * TICK_NS / LAT_UNITS_PER_TICK
 
@@ -173,7 +188,10 @@ class Tester:
         if not self.has(port, "tx"):
             raise SettingError(f"port {port} has no generator in this build")
         written = self._configured.setdefault(port, {})
-        for name, value in stream.registers().items():
+        # every stream states its addresses: none inherits those of the command before it (an IPv6 run
+        # leaves 128-bit addresses whose low 32 bits an IPv4 stream would send)
+        peer = (port + 1) % self.n_ports
+        for name, value in {**port_addresses(port, peer, stream.proto), **stream.registers()}.items():
             if written.get(name) != value:   # configuration words are write-only: this copy is what they hold
                 self.dev.write(f"port{port}_{name}", value)
                 written[name] = value

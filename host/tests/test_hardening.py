@@ -340,6 +340,17 @@ def test_host_and_gateware_share_one_contract():
         check_contract({k: v for k, v in constants.items() if k != "fpgatest_gen_err_frac"})
 
 
+def test_default_addresses_are_the_ports_power_up_addresses():
+    """The addresses every stream states unless told otherwise are those the gateware starts with."""
+    from fpgatest.tester import port_addresses
+    from litex_soc.tester import port_defaults
+
+    for port, peer in ((0, 1), (1, 0)):
+        power_up = port_defaults(port, peer)
+        assert port_addresses(port, peer, "ipv4") == {k: power_up[k] for k in
+                                                     ("cfg_src_mac", "cfg_dst_mac", "cfg_src_ip", "cfg_dst_ip")}
+
+
 def test_an_existing_output_file_is_replaced_not_refused(tmp_path):
     """calibrate writes build/calibration.json again on every run: an existing file is no refusal."""
     from fpgatest.cli import UserError, check_writable

@@ -150,6 +150,27 @@ def test_sweep_through_the_kernel(linux_twin, tmp_path, proto, sizes):
 
 
 @needs_linux
+def test_echo_answered_by_the_kernel(linux_twin, tmp_path):
+    """fpgatest echo to the router's own address: the kernel answers every echo request (it copies the
+    data, so the checker knows each reply by its signature), and the window of 4 keeps port 0 sending
+    at line rate. An idle ping's RTT is at least the request's wire time (576 B + 8 B preamble, the
+    kernel takes the frame after its last byte) and at most one TAP poll (16 ticks) and a tick more."""
+    url, csr, port = linux_twin
+    out = tmp_path / "echo"
+    assert main(["echo", "--url", url, "--csr", str(csr), "--calibration", "none", "--window", "4",
+                 "--dst-ip", "192.168.0.254", "--out", str(out)]) == 0
+    r = json.loads((out / "results.json").read_text())
+    wire_ns = (576 + 8) * 8
+    assert r["idle"]["replies"] == r["idle"]["pings"] > 0 and r["idle"]["lost"] == 0
+    assert wire_ns <= r["idle"]["rtt_min_ns"] <= wire_ns + 17 * 8
+    level = r["levels"][0]
+    assert level["replies"] == level["sent"] > 0 and level["lost"] == level["timeouts"] == 0
+    line_rate_mbps = 1000 * 576 / (576 + 20)
+    assert 0.98 * line_rate_mbps <= level["throughput_mbps"] <= line_rate_mbps + level["throughput_resolution_mbps"]
+    assert level["truth"] is None, "no switch model to predict it"
+
+
+@needs_linux
 def test_sweep_through_a_linux_bridge(bridge_twin, tmp_path):
     """Through the kernel's bridge (a learning switch) every test frame arrives and is recognised, and
     leaves the bridge byte for byte as it entered (FCS included): a switch forwards, it does not route."""
