@@ -166,6 +166,8 @@ def open_tester(args):
     from fpgatest.driver import Device
     from fpgatest.tester import Tester
 
+    if args.url.startswith("twin:") and args.url not in TWIN_URLS:
+        raise UserError(f"--url {args.url}: the twin is {', '.join(TWIN_URLS)}")
     if args.url in TWIN_URLS:
         with launched_twin(linux=TWIN_URLS[args.url]) as (url, csr):
             with Device(url, Path(args.csr) if args.csr else csr) as dev:
