@@ -806,6 +806,8 @@ def cmd_calibrate(args) -> int:
 
 def cmd_dut(args) -> int:
     with open_tester(args) as t:
+        if t.tap_ports():
+            raise UserError("dut: the ports go through the Linux kernel (twin:linux): there is no switch model to set")
         if not t.has_dut_model:
             raise UserError("dut: this target has no simulated device under test (twin only)")
         apply_dut(t, args)

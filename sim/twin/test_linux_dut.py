@@ -196,6 +196,18 @@ def test_sweep_through_a_linux_bridge(bridge_twin, tmp_path):
     assert len(got) == received and all(frame in sent for frame in got)
 
 
+@needs_linux
+def test_no_switch_model_to_set(linux_twin, tmp_path, capsys):
+    """With the kernel on the path, switch-model settings are refused with one line, before anything is
+    written."""
+    url, csr, port = linux_twin
+    for argv in (["dut"], ["sweep", "--dut", "latency_ns=100", "--sizes", "64", "--out", str(tmp_path / "r")]):
+        assert main([argv[0], "--url", url, "--csr", str(csr), *argv[1:]]) == 2
+        err = capsys.readouterr().err.splitlines()
+        assert len(err) == 1 and "the ports go through the Linux kernel (twin:linux)" in err[0], err
+    assert not (tmp_path / "r").exists()
+
+
 def test_without_root_one_line_and_nothing_started(monkeypatch, capsys):
     """Where the kernel cannot be the DUT (here: not root), the launcher behind --url twin:linux announces
     one error naming what is missing (fpgatest prints it as its one error line, exit status 2), and
