@@ -141,6 +141,12 @@ def linux_missing() -> str | None:
     return None
 
 
+def refuse_linux(linux: str | None) -> None:
+    """RuntimeError when the kernel is asked for as the DUT and this machine cannot put it there."""
+    if linux and (missing := linux_missing()):
+        raise RuntimeError(f"the Linux kernel as DUT: {missing}")
+
+
 def _mac(value: int) -> str:
     return ":".join(f"{(value >> s) & 0xFF:02x}" for s in range(40, -1, -8))
 
@@ -278,8 +284,7 @@ def running(port: int | None = None, build_dir: Path = BUILD_DIR, log=None, linu
     """Build if needed, start the twin on a TCP port, yield (url, csr.json path), stop it.
     linux: "router" or "bridge", the ports joined through the kernel (kernel_plan) instead of the
     switch model."""
-    if linux and (missing := linux_missing()):
-        raise RuntimeError(f"the Linux kernel as DUT: {missing}")
+    refuse_linux(linux)
     ensure_built(build_dir)
     port = port or free_port()
     if linux:   # a namespace left by a twin that was killed
@@ -338,8 +343,7 @@ def serve(port: int | None, build_dir: Path, linux: str | None, for_tool: bool) 
 
     port = port or free_port()
     try:
-        if linux and (missing := linux_missing()):   # before anything is built, started or written
-            raise RuntimeError(f"the Linux kernel as DUT: {missing}")
+        refuse_linux(linux)     # before anything is built, started or written
         ensure_built(build_dir)     # a signal here ends the launcher and, for fpgatest, its build's processes
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             signal.signal(sig, lambda *_: done.set())

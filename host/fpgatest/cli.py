@@ -806,10 +806,8 @@ def cmd_calibrate(args) -> int:
 
 def cmd_dut(args) -> int:
     with open_tester(args) as t:
-        if t.tap_ports():
-            raise UserError("dut: the ports go through the Linux kernel (twin:linux): there is no switch model to set")
-        if not t.has_dut_model:
-            raise UserError("dut: this target has no simulated device under test (twin only)")
+        if missing := t.dut_model_missing():
+            raise UserError(f"dut: {missing}")
         apply_dut(t, args)
         for path in t.dut_paths():
             print(f"{path}: " + json.dumps(t.dut_get(path)))

@@ -355,17 +355,22 @@ class Tester:
             self._tap_on = self.dev.read("tap_on") if "tap_on" in self.dev.map else 0
         return [p for p in range(self.n_ports) if self._tap_on >> p & 1]
 
+    def dut_model_missing(self) -> str | None:
+        """Why the switch model is not the device under test here, or None when it is."""
+        if "dut_ab_cfg_latency" not in self.dev.map:
+            return "this register map has no DUT model: dut settings exist on the twin only"
+        if self.tap_ports():
+            return "the ports go through the Linux kernel (twin:linux): there is no switch model to set"
+        return None
+
     @property
     def has_dut_model(self) -> bool:
-        """The switch model is the device under test (built, and no port taken over by a Linux TAP)."""
-        return "dut_ab_cfg_latency" in self.dev.map and not self.tap_ports()
+        return self.dut_model_missing() is None
 
     def dut_paths(self) -> list[str]:
         """The switch model's paths: 'ab' (port 0 -> 1), 'ab2' (its second hop, where built), 'ba' (back)."""
-        if not self.has_dut_model:
-            raise MapError("the ports go through the Linux kernel (twin:linux): there is no switch model to set"
-                           if "dut_ab_cfg_latency" in self.dev.map else
-                           "this register map has no DUT model: dut settings exist on the twin only")
+        if missing := self.dut_model_missing():
+            raise MapError(missing)
         return [p for p in ("ab", "ab2", "ba") if f"dut_{p}_cfg_latency" in self.dev.map]
 
     def dut_set(self, path: str, *, enable=None, latency_ns=None, per_byte_ns=None, rate_mbps=None, ppm=None,
