@@ -26,12 +26,13 @@ POWER_UP: dict[str, dict[str, int]] = {}     # per twin: its settings before any
 
 def _settings(url, csr):
     """Every register a test may change on the twin and not put back: the switch model's settings, the
-    calibration, the capture taps."""
+    calibration, the capture taps, the interval recorder (a recorder left running is stopped)."""
     from fpgatest.driver import Device
 
     with Device(url, csr) as dev:
         names = [n for n in dev.map.registers if (n.startswith("dut_") and "_cfg_" in n) or
-                 n in ("capture_enable", "tester_cal_internal") or n.endswith("_cal_cable")]
+                 n in ("capture_enable", "tester_cal_internal", "tester_interval_period", "tester_interval_hist_until")
+                 or n.endswith("_cal_cable")]
         return dev.read_many(names)
 
 

@@ -5,17 +5,19 @@ import hashlib
 from pathlib import Path
 
 from migen import ClockSignal, If, Instance, Mux, ResetSignal, Signal
-from migen.genlib.cdc import PulseSynchronizer
 
 from litex.gen import LiteXModule
 from litex.soc.integration.soc import SoCRegion
 from litex.soc.interconnect import wishbone
 from litex.soc.interconnect.csr import CSRField, CSRStatus, CSRStorage
 
+from litex_soc.crossing import any_of, apart_from, cross_strobe
+from litex_soc.intervals import PERIOD_MIN, IntervalCopier, IntervalTimer, record_fields
 from litex_soc.verilog_ports import counter_names, module_ports, module_values
 
 ROOT = Path(__file__).resolve().parents[1]
 COUNTERS_BASE = 0x0010_0000  # bus address of port 0's counter window, past the CSR space
+INTERVALS_BASE = 0x0011_0000  # bus address of the interval recorder's ring
 RTL = ROOT / "rtl"
 
 # reset values of the configuration registers: an IPv4/UDP stream of 64-byte frames at line rate
@@ -35,7 +37,8 @@ CFG_DEFAULTS = {
     "cfg_hist_shift":   4,
 }
 
-# per-port addresses: port n is 02:00:00:00:00:0(n+1), 192.168.(n+1).1, and sends to the other port
+# per-port addresses: port n is 02:00:00:00:00:0(n+1), 192.168.n.1, and sends to its peer (csr.json:
+# FPGATEST_PORTn_MAC, FPGATEST_PORTn_IPV4, which the host sends by default)
 def port_defaults(index: int, peer: int) -> dict:
     return {
         "cfg_src_mac": 0x020000000001 + index,
@@ -84,20 +87,23 @@ def add_sources(platform, target: str) -> None:
 
 class CounterWindow(LiteXModule):
     """The port's event-counter snapshot bank as a read-only bus region: counter i at words 2i (high) and
-    2i+1 (low), so the host reads every counter in one burst."""
+    2i+1 (low), so the host reads every counter in one burst. The interval recorder reads the bank
+    too: while it holds `grant`, its `own_addr` goes to the bank and a bus read waits."""
 
     def __init__(self):
         self.bus = wishbone.Interface(data_width=32, address_width=32, addressing="word")
         self.rd_addr = Signal(8)
         self.rd_data = Signal(64)
+        self.grant = Signal()
+        self.own_addr = Signal(8)
 
         # # #
 
         wait = Signal(2)
-        self.comb += self.rd_addr.eq(self.bus.adr[1:9])
+        self.comb += self.rd_addr.eq(Mux(self.grant, self.own_addr, self.bus.adr[1:9]))
         self.sync += [
             self.bus.ack.eq(0),
-            If(self.bus.cyc & self.bus.stb & ~self.bus.ack,
+            If(self.grant, wait.eq(0)).Elif(self.bus.cyc & self.bus.stb & ~self.bus.ack,
                 wait.eq(wait + 1),
                 # the bank answers one clock after the address: give it two
                 If(wait == 2,
@@ -115,6 +121,7 @@ class TesterPort(LiteXModule):
     def __init__(self, time_tick, gmii_tx, gmii_rx, rx_clk, rx_rst, cal_internal, defaults, global_pulses,
                  with_tx=True, with_rx=True):
         ports = module_ports(RTL / "fpgatest_port.v")
+        self.defaults = defaults
         self.cal_cable = CSRStorage(32, description="Delay of this port's cable, 1/16 tick (0.5 ns).")
         self.cal_tx_cable = Signal(32)  # the sending (peer) port's cable delay
         ctl = [p for p in ports if p.name.startswith("ctl_")]
@@ -141,7 +148,10 @@ class TesterPort(LiteXModule):
         # the tester domain from the storage, which holds still until the next write (>= 3 sys
         # clocks later; the strobe arrives within 3 tester clocks): the fields of one write act at one
         # tester edge. Fields marked "engine clock" act in sys directly, where their engines run.
-        fire = _cross_write(self, self.control)
+        # (moved a clock later where it falls on an interval edge, so that the two stay two markers)
+        fire = cross_strobe(self, self.control.re)
+        if global_pulses["edge"] is not None:   # (a build without the interval recorder has no edges)
+            fire = apart_from(self, fire, global_pulses["edge"])
         self.snapshot_pulse = Signal()  # in the tester domain
         self.marker_sent = Signal()     # sys: a marker field was written (the port's busy flags cover it)
         markers = 0
@@ -161,7 +171,11 @@ class TesterPort(LiteXModule):
         self.comb += self.marker_sent.eq(self.control.re & markers)
         params["i_eng_clk"] = ClockSignal("sys")
         params["i_eng_rst"] = ResetSignal("sys")
-        params["i_eng_marker_sent"] = self.marker_sent | global_pulses["marker_sent"]
+        # markers set off at this sys clock, each at a tester edge of its own: this port's, the
+        # tester's and an interval edge that has crossed
+        marker_count = Signal(2)
+        self.comb += marker_count.eq(self.marker_sent + global_pulses["marker_sent"] + global_pulses["edge_arrived"])
+        params["i_eng_marker_sent"] = marker_count
         # configuration: write-only words behind cfg_addr/cfg_data, so that no read multiplexer is spent
         # on values the host wrote itself (the ECP5-25F is full); the word numbering is exported
         cfg = [p for p in ports if p.name.startswith("cfg_") and p.name not in _CAL_PORTS]
@@ -196,7 +210,7 @@ class TesterPort(LiteXModule):
 class Tester(LiteXModule):
     """Time base, identity, global snapshot/clear and calibration shared by all ports."""
 
-    def __init__(self, build_id: int, n_ports: int):
+    def __init__(self, build_id: int, n_ports: int, intervals: bool = True):
         self.build_id = CSRStatus(32, reset=build_id,
             description="Gateware/register-map identity; the host refuses a csr.json whose FPGATEST_BUILD_ID differs.")
         self.n_ports = CSRStatus(8, reset=n_ports, description="Number of tester ports.")
@@ -204,7 +218,8 @@ class Tester(LiteXModule):
             CSRField("snapshot",    size=1, pulse=True, description="Latch the counters of every port at once."),
             CSRField("clear",       size=1, pulse=True, description="Clear the counters of every port at once."),
             CSRField("clear_stats", size=1, pulse=True,
-                     description="Clear the latency statistics of every port at once (with snapshot: an interval)."),
+                     description="Clear the scalar latency statistics of every port at once (with snapshot: an interval)."),
+            CSRField("clear_hist",  size=1, pulse=True, description="Clear the latency histogram of every port at once."),
         ])
         self.cal_internal = CSRStorage(32,
             description="Tester internal delay (PHY TX + RX pipeline), 1/16 tick (0.5 ns); removed from every latency.")
@@ -214,14 +229,24 @@ class Tester(LiteXModule):
 
         # one synchronizer for the register, fanned out in the tester domain: every port sees each
         # field at the same tester edge; "marker_sent" (sys) tells the ports that markers are coming
-        fire = _cross_write(self, self.control)
-        self.pulses = {f.name: fire & self.control.storage[f.offset] for f in self.control.fields.fields}
-        self.pulses["marker_sent"] = Signal()
-        self.comb += self.pulses["marker_sent"].eq(self.control.re & (self.control.storage != 0))
-
         self.time_tick = Signal(64)
         self.specials += Instance("fpgatest_timebase",
             i_clk=ClockSignal("tester"), i_rst=ResetSignal("tester"), o_time_tick=self.time_tick)
+        self.pulses = {"marker_sent": Signal(), "edge_arrived": Signal()}  # edge_arrived: set by the copier
+        if intervals:
+            self.interval = IntervalTimer(self.time_tick)
+            edge = self.pulses["edge"] = self.interval.edge
+            fire = apart_from(self, cross_strobe(self, self.control.re), edge)
+        else:
+            self.pulses["edge"] = None
+            fire = cross_strobe(self, self.control.re)
+        self.pulses.update({f.name: fire & self.control.storage[f.offset] for f in self.control.fields.fields})
+        if intervals:
+            # an interval edge: a snapshot with a clear of the statistics (and of the histogram, early on)
+            self.pulses["snapshot"] = self.pulses["snapshot"] | edge
+            self.pulses["clear_stats"] = self.pulses["clear_stats"] | edge
+            self.pulses["clear_hist"] = self.pulses["clear_hist"] | (edge & self.interval.edge_clear_hist)
+        self.comb += self.pulses["marker_sent"].eq(self.control.re & (self.control.storage != 0))
         self.any_snapshot = Signal()  # in the tester domain
         # the ports register their control pulses once before use: latch the time at that same edge
         any_snapshot_q = Signal()
@@ -246,7 +271,7 @@ def contract_constants() -> dict[str, int]:
 
 
 def add_tester(soc, phys_gmii: list, target: str, build_extra: str = "", directions: list | None = None,
-               model_sources: tuple = ()) -> Tester:
+               model_sources: tuple = (), intervals: bool = True) -> Tester:
     """Add the tester with one port per entry of phys_gmii: dicts with tx/rx GMII signals and RX clock.
 
     target: which primitive wrappers to build with ("ecp5" on the board, "generic" in the twin).
@@ -255,14 +280,18 @@ def add_tester(soc, phys_gmii: list, target: str, build_extra: str = "", directi
 
     directions: per port (with_tx, with_rx); default both. A device too small for two full-duplex
     ports can build port 0 as a generator and port 1 as a receiver; the register map is the same.
+
+    intervals: build the interval recorder (litex_soc/intervals.py); without it the host times the
+    intervals itself.
     """
     directions = directions or [(True, True)] * len(phys_gmii)
     n = len(phys_gmii)
-    build_id = gateware_id(build_extra + repr(directions), model_sources)
-    tester = Tester(build_id, n)
+    build_id = gateware_id(build_extra + build_variant(directions, intervals), model_sources)
+    tester = Tester(build_id, n, intervals)
     soc.add_module("tester", tester)
     soc.add_constant("FPGATEST_BUILD_ID", build_id)
     soc.add_constant("FPGATEST_TICK_NS", 8)
+    soc.add_constant("FPGATEST_LAT_UNITS_PER_TICK", 16)   # latency and calibration registers: 1/16 tick
     for name, value in contract_constants().items():
         soc.add_constant(name, value)
     add_sources(soc.platform, target)
@@ -282,6 +311,8 @@ def add_tester(soc, phys_gmii: list, target: str, build_extra: str = "", directi
             with_rx         = directions[index][1],
         )
         soc.add_constant(f"FPGATEST_PORT{index}_TX", int(directions[index][0]))
+        soc.add_constant(f"FPGATEST_PORT{index}_MAC", port.defaults["cfg_src_mac"])
+        soc.add_constant(f"FPGATEST_PORT{index}_IPV4", port.defaults["cfg_src_ip"])
         soc.add_constant(f"FPGATEST_PORT{index}_RX", int(directions[index][1]))
         soc.add_module(f"port{index}", port)
         soc.bus.add_slave(f"port{index}_counters", port.counters.bus,
@@ -300,20 +331,32 @@ def add_tester(soc, phys_gmii: list, target: str, build_extra: str = "", directi
     for index, port in enumerate(ports):
         peer = ports[(index + 1) % n if n > 1 else index]
         soc.comb += port.cal_tx_cable.eq(peer.cal_cable.storage)
-    tester.comb += tester.any_snapshot.eq(_any(p.snapshot_pulse for p in ports))
+    tester.comb += tester.any_snapshot.eq(any_of(p.snapshot_pulse for p in ports))
+    if intervals:
+        add_interval_recorder(soc, tester, ports, directions)
     return tester
 
 
-def _cross_write(module, csr) -> Signal:
-    """The write strobe of a sys-domain CSRStorage as a one-clock pulse in the tester domain."""
-    sync = PulseSynchronizer("sys", "tester")
-    module.submodules += sync
-    module.comb += sync.i.eq(csr.re)
-    return sync.o
+def build_variant(directions: list, intervals: bool) -> str:
+    """What of the build's shape the build id covers beside the sources."""
+    return repr(directions) + ("" if intervals else " without intervals")
 
 
-def _any(signals):
-    out = 0
-    for s in signals:
-        out = out | s
-    return out
+def add_interval_recorder(soc, tester: Tester, ports: list, directions: list) -> None:
+    """The copier of the interval records, its ring as a bus region, and the record layout as
+    FPGATEST_INTERVAL_* constants (see litex_soc/intervals.py)."""
+    counters = [name for name, _ in counter_names(RTL / "fpgatest_port.v")]
+    fields = record_fields(tester.interval, ports, counters, directions)
+    busy = [s for p in ports for s in (p.stat_counters_busy.status, p.stat_hist_busy.status)]
+    copier = IntervalCopier(tester.interval, fields, [p.counters for p in ports], busy)
+    tester.submodules.interval_copier = copier
+    tester.comb += tester.pulses["edge_arrived"].eq(copier.arrived)
+    soc.bus.add_slave("intervals", copier.bus,
+                      SoCRegion(origin=INTERVALS_BASE, size=4 * copier.depth * copier.slot, cached=False, mode="r"))
+    soc.add_constant("FPGATEST_INTERVAL_PERIOD_MIN", PERIOD_MIN)
+    soc.add_constant("FPGATEST_INTERVAL_WORDS", len(copier.words))
+    soc.add_constant("FPGATEST_INTERVAL_SLOT", copier.slot)
+    soc.add_constant("FPGATEST_INTERVAL_DEPTH", copier.depth)
+    for name, (first, words) in copier.layout.items():
+        soc.add_constant(f"FPGATEST_INTERVAL_{name.upper()}_WORD", first)
+        soc.add_constant(f"FPGATEST_INTERVAL_{name.upper()}_WORDS", words)

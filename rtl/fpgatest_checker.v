@@ -286,6 +286,8 @@ reg [47:0] lat_ticks_reg, lat_seq1_reg;
 reg [63:0] lat_rx1_reg;
 reg [33:0] cal_total_reg;
 reg [53:0] lat_raw_reg;
+reg [6:0]  cls1_reg, cls2_reg;         // frame ended, runt, giant, bad, test, other stream, foreign
+reg [15:0] len1_reg, len2_reg;
 
 always @(posedge clk) begin
     cal_total_reg <= cfg_cal_internal + cfg_cal_tx_cable + cfg_cal_rx_cable;
@@ -313,19 +315,22 @@ always @(posedge clk) begin
     end
     cnt_lat_clamped <= lat_valid2_reg && (lat_raw_reg[53] || lat_raw_reg[52:32] != 0);
 
-    cnt_rx_frame <= fin_valid_reg;
-    cnt_rx_len <= fin_len_reg;
-    cnt_runt <= fin_valid_reg && is_runt;
-    cnt_giant <= fin_valid_reg && is_giant;
-    cnt_fcs_error <= fin_valid_reg && is_bad;
-    cnt_test <= fin_valid_reg && is_test;
-    cnt_other_stream <= fin_valid_reg && is_other;
-    cnt_foreign <= fin_valid_reg && is_foreign;
+    // the frame's class leaves at stage 3 with its result: a snapshot between the two cannot split
+    // a test frame from its latency
+    cls1_reg <= {fin_valid_reg, fin_valid_reg && is_runt, fin_valid_reg && is_giant, fin_valid_reg && is_bad,
+                 fin_valid_reg && is_test, fin_valid_reg && is_other, fin_valid_reg && is_foreign};
+    len1_reg <= fin_len_reg;
+    cls2_reg <= cls1_reg;
+    len2_reg <= len1_reg;
+    {cnt_rx_frame, cnt_runt, cnt_giant, cnt_fcs_error, cnt_test, cnt_other_stream, cnt_foreign} <= cls2_reg;
+    cnt_rx_len <= len2_reg;
 
     if (rst) begin
         lat_valid1_reg <= 1'b0;
         lat_valid2_reg <= 1'b0;
         res_valid <= 1'b0;
+        cls1_reg <= 7'd0;
+        cls2_reg <= 7'd0;
         cnt_rx_frame <= 1'b0;
         cnt_test <= 1'b0;
         cnt_fcs_error <= 1'b0;

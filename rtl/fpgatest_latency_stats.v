@@ -16,7 +16,8 @@
  * ctl_snapshot latches everything at one clock edge, histogram included: the histogram engine sees
  * the snapshot as a marker in its queue right after the last update before the edge, and copies the
  * live bins to the readable bank (stat_hist_busy while copying, 67 clocks). ctl_clear with
- * ctl_snapshot gives an interval measurement with no frame missed or counted twice.
+ * ctl_snapshot gives an interval measurement with no frame missed or counted twice. The histogram
+ * has a clear of its own (ctl_clear_hist), so that it can go on over many intervals.
  */
 module fpgatest_latency_stats #(
     parameter SAMPLE_DEPTH_LOG2 = 9
@@ -33,7 +34,8 @@ module fpgatest_latency_stats #(
 
     // control
     input  wire         ctl_snapshot,        // latch all statistics (pulse)
-    input  wire         ctl_clear,           // clear all statistics and samples (pulse)
+    input  wire         ctl_clear,           // clear the scalar statistics and the samples (pulse)
+    input  wire         ctl_clear_hist,      // clear the histogram (pulse)
     input  wire         ctl_sample_pop,      // move the oldest sample to stat_sample_* (pulse)
 
     // configuration
@@ -245,7 +247,7 @@ localparam QW = 1 + 6 + 1 + 1;
 reg  [QW-1:0] queue_mem [0:7];
 reg  [3:0]    q_wr_reg, q_rd_reg;
 wire          q_empty = q_wr_reg == q_rd_reg;
-wire          q_push = (v2_reg && !below && !above) || ctl_snapshot || ctl_clear;
+wire          q_push = (v2_reg && !below && !above) || ctl_snapshot || ctl_clear_hist;
 
 // both banks in block RAM
 (* ram_style = "block" *)
@@ -292,7 +294,7 @@ end
 
 always @(posedge clk) begin
     if (q_push) begin
-        queue_mem[q_wr_reg[2:0]] <= {v2_reg && !below && !above, bin, ctl_snapshot, ctl_clear};
+        queue_mem[q_wr_reg[2:0]] <= {v2_reg && !below && !above, bin, ctl_snapshot, ctl_clear_hist};
         q_wr_reg <= q_wr_reg + 4'd1;
     end
 

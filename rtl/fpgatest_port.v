@@ -24,7 +24,8 @@
  * records, so a snapshot holds exactly what happened in the tester clock before its edge. Bounds:
  * the wire gives at most three records per 84 tester clocks (the SFD of a frame sent, the end of a
  * frame received, its result), the engines take one per two engine clocks when nothing is busy, a
- * result in 5 engine clocks, and wait at most one counter round (N + 3 clocks) for a marker.
+ * result in 5 engine clocks, and wait at most one counter round (N + 3 clocks) and one result for a
+ * marker.
  * Port signals marked "engine clock" belong to eng_clk; all others to clk. Pulses marked "marker"
  * travel to the engines as markers in the record stream. Numbering of the counters:
  *
@@ -82,8 +83,9 @@ module fpgatest_port #(
     input  wire           ctl_sample_pop,         // move the oldest sample to stat_sample_* (pulse, engine clock)
     input  wire           ctl_flush,              // retire the whole window: pending gaps become lost (pulse, marker)
     input  wire           ctl_event_pop,          // move the oldest loss event to stat_event_* (pulse, engine clock)
-    input  wire           ctl_clear_stats,        // clear latency statistics and histogram only (pulse, marker)
-    input  wire           eng_marker_sent,        // a clear, snapshot or flush is on its way to clk (pulse, engine clock)
+    input  wire           ctl_clear_stats,        // clear the scalar latency statistics and the latency samples only (pulse, marker)
+    input  wire           ctl_clear_hist,         // clear the latency histogram only (pulse, marker)
+    input  wire [1:0]     eng_marker_sent,        // clears, snapshots or flushes set off on their way to clk at this edge, each at an edge of its own (count, engine clock)
 
     // generator configuration
     input  wire [1:0]     cfg_proto,              // 0 raw Ethernet, 1 IPv4/UDP, 2 IPv6/UDP
@@ -171,10 +173,10 @@ module fpgatest_port #(
 
 // the control pulses arrive from another clock's synchronizer: registered once here, so every core
 // sees them at the same edge and a snapshot stays one instant
-reg ctl_start_q, ctl_stop_q, ctl_snapshot_q, ctl_clear_q, ctl_clear_stats_q, ctl_flush_q;
+reg ctl_start_q, ctl_stop_q, ctl_snapshot_q, ctl_clear_q, ctl_clear_stats_q, ctl_clear_hist_q, ctl_flush_q;
 always @(posedge clk) begin
-    {ctl_start_q, ctl_stop_q, ctl_snapshot_q, ctl_clear_q, ctl_clear_stats_q, ctl_flush_q} <=
-        {ctl_start, ctl_stop, ctl_snapshot, ctl_clear, ctl_clear_stats, ctl_flush};
+    {ctl_start_q, ctl_stop_q, ctl_snapshot_q, ctl_clear_q, ctl_clear_stats_q, ctl_clear_hist_q, ctl_flush_q} <=
+        {ctl_start, ctl_stop, ctl_snapshot, ctl_clear, ctl_clear_stats, ctl_clear_hist, ctl_flush};
 end
 
 // =============================================================================================
@@ -358,7 +360,7 @@ endgenerate
 // =============================================================================================
 // a record (most significant field first)
 //   marks     2  marker edges it carries (0..3; more than one only after a full FIFO delayed them)
-//   snapshot, clear, clear_stats, flush     1 each: the markers
+//   snapshot, clear, clear_stats, clear_hist, flush     1 each: the markers
 //   lost      8  records lost to a full FIFO so far, modulo 256 (the engine side counts the
 //                 difference to the last record it took: exact while fewer than 256 records are
 //                 lost between two that get through)
@@ -368,7 +370,7 @@ endgenerate
 //   overflow            1       a frame was damaged by a full RX crossing FIFO
 //   res, lat_clamped    1 + 1   a test frame's result (and its latency was clamped):
 //   seq, latency, rx_tick       48 + 32 + 64
-localparam RW = 2 + 4 + 8 + 17 + 17 + 6 + 1 + 2 + 48 + 32 + 64;
+localparam RW = 2 + 5 + 8 + 17 + 17 + 6 + 1 + 2 + 48 + 32 + 64;
 // bits of single fields
 localparam R_RES = 64 + 32 + 48 + 1, R_OVERFLOW = R_RES + 1, R_RX = RW - 32, R_TX = RW - 15;
 localparam R_SNAPSHOT = RW - 3, R_CLEAR = RW - 4;
@@ -376,10 +378,10 @@ localparam R_SNAPSHOT = RW - 3, R_CLEAR = RW - 4;
 // The record is formed in one clock (a_*) and written in the next, so the FIFO's write enable is
 // a flip-flop. A record that finds the FIFO full gives back its markers (sent again with the next
 // record: a marker is delayed, never lost) and, if it carried events, counts as lost.
-wire          mark_now = ctl_snapshot_q || ctl_clear_q || ctl_clear_stats_q || ctl_flush_q;
+wire          mark_now = ctl_snapshot_q || ctl_clear_q || ctl_clear_stats_q || ctl_clear_hist_q || ctl_flush_q;
 wire          w_events = gen_cnt_tx_frame || chk_cnt_rx_frame || cdc_cnt_overflow || res_valid;
 reg  [1:0]    mark_n_reg;                  // markers given back, waiting to be sent again ...
-reg  [3:0]    mark_bits_reg;               // ... and which ones
+reg  [4:0]    mark_bits_reg;               // ... and which ones
 reg  [7:0]    lost_reg;                    // records with events lost so far (modulo 256)
 wire          a_en = w_events || mark_now || mark_n_reg != 2'd0;
 
@@ -387,14 +389,14 @@ reg           a_valid_reg;
 reg  [RW-1:0] a_data_reg;
 wire          w_full;
 wire [1:0]    a_marks = a_data_reg[RW-1:RW-2];
-wire [3:0]    a_mark_bits = a_data_reg[RW-3:RW-6];
+wire [4:0]    a_mark_bits = a_data_reg[RW-3:RW-7];
 wire          a_events = a_data_reg[R_TX] || a_data_reg[R_RX] || a_data_reg[R_RES] || a_data_reg[R_OVERFLOW];
 wire          a_fail = a_valid_reg && w_full;
 
 always @(posedge clk) begin
     a_valid_reg <= a_en;
     a_data_reg <= {mark_n_reg == 2'd3 ? 2'd3 : mark_n_reg + mark_now,
-                   mark_bits_reg | {ctl_snapshot_q, ctl_clear_q, ctl_clear_stats_q, ctl_flush_q},
+                   mark_bits_reg | {ctl_snapshot_q, ctl_clear_q, ctl_clear_stats_q, ctl_clear_hist_q, ctl_flush_q},
                    lost_reg,
                    gen_cnt_tx_frame, gen_cnt_tx_len,
                    chk_cnt_rx_frame, chk_cnt_rx_len,
@@ -403,14 +405,14 @@ always @(posedge clk) begin
                    res_valid, chk_cnt_lat_clamped, res_seq, res_latency, res_rx_tick};
     // markers a new record takes along start again from zero; a failed record gives its back
     mark_n_reg <= a_fail ? a_marks : (a_en ? 2'd0 : mark_n_reg);
-    mark_bits_reg <= (a_en ? 4'd0 : mark_bits_reg) | (a_fail ? a_mark_bits : 4'd0);
+    mark_bits_reg <= (a_en ? 5'd0 : mark_bits_reg) | (a_fail ? a_mark_bits : 5'd0);
     if (a_fail && a_events)
         lost_reg <= lost_reg + 8'd1;
     if (rst) begin
         a_valid_reg <= 1'b0;
         lost_reg <= 8'd0;
         mark_n_reg <= 2'd0;
-        mark_bits_reg <= 4'd0;
+        mark_bits_reg <= 5'd0;
     end
 end
 
@@ -432,10 +434,13 @@ wire          st_ready, trk_ready, cnt_busy, st_hist_busy, trk_busy;
 reg           e_valid_reg;                 // e_* is the record taken at the last edge
 reg  [RW-1:0] e_reg;
 reg           e_round_reg;                 // ... and it starts a counter round (snapshot or clear)
-// one record per two clocks at most: an engine's ready has reacted to the previous record
+// one record per two clocks at most: an engine's ready has reacted to the previous record. A marker
+// waits for the latency statistics to finish the result before it (five clocks at most), so that a
+// snapshot's statistics and its lat_count hold the same results as its test_frames; the sequence
+// tracker's counts are as far as it has worked through its input queue
 assign r_take = r_avail && !e_valid_reg
              && (!f_res || (st_ready && trk_ready))
-             && (!f_mark || !cnt_busy);
+             && (!f_mark || (!cnt_busy && st_ready));
 
 always @(posedge eng_clk) begin
     e_valid_reg <= r_take;
@@ -448,7 +453,7 @@ always @(posedge eng_clk) begin
 end
 
 wire [1:0]  e_marks;
-wire        e_snapshot, e_clear, e_clear_stats, e_flush;
+wire        e_snapshot, e_clear, e_clear_stats, e_clear_hist, e_flush;
 wire [7:0]  e_lost;
 wire        e_tx, e_rx, e_test, e_fcs_error, e_runt, e_giant, e_foreign, e_other_stream, e_overflow;
 wire        e_res, e_lat_clamped;
@@ -457,13 +462,13 @@ wire [47:0] e_seq;
 wire [31:0] e_latency;
 wire [63:0] e_rx_tick;
 wire [1:0]  e_marks_raw;
-wire [3:0]  e_mark_bits;
+wire [4:0]  e_mark_bits;
 wire        e_tx_raw, e_rx_raw, e_res_raw;
 assign {e_marks_raw, e_mark_bits, e_lost, e_tx_raw, e_tx_len, e_rx_raw, e_rx_len,
         e_test, e_fcs_error, e_runt, e_giant, e_foreign, e_other_stream, e_overflow,
         e_res_raw, e_lat_clamped, e_seq, e_latency, e_rx_tick} = e_reg;
 assign e_marks = e_valid_reg ? e_marks_raw : 2'd0;
-assign {e_snapshot, e_clear, e_clear_stats, e_flush} = e_valid_reg ? e_mark_bits : 4'd0;
+assign {e_snapshot, e_clear, e_clear_stats, e_clear_hist, e_flush} = e_valid_reg ? e_mark_bits : 5'd0;
 assign e_tx  = e_valid_reg && e_tx_raw;
 assign e_rx  = e_valid_reg && e_rx_raw;
 assign e_res = e_valid_reg && e_res_raw;
@@ -478,11 +483,14 @@ always @(posedge eng_clk) begin
         lost_seen_reg <= 8'd0;
 end
 
-// markers sent from the engine clock and not yet back: the busy flags cover them (a snapshot's
-// values are not ready until its marker has come through)
+// markers sent and not yet back: the busy flags cover them (a snapshot's values are not ready
+// until its marker has come through). Markers set off in the engine clock are counted when sent;
+// those set off in clk (the interval recorder's) when their pulse has crossed to the engine clock,
+// which may be after the marker itself: the count is modulo 16, busy in either order until both
+// are seen.
 reg  [3:0]  marks_out_reg;
 always @(posedge eng_clk) begin
-    marks_out_reg <= marks_out_reg + eng_marker_sent - e_marks;
+    marks_out_reg <= marks_out_reg + {2'd0, eng_marker_sent} - {2'd0, e_marks};
     if (eng_rst)
         marks_out_reg <= 4'd0;
 end
@@ -505,6 +513,7 @@ if (WITH_RX) begin : engines
         .res_rx_tick         (e_rx_tick),
         .ctl_snapshot        (e_snapshot),
         .ctl_clear           (e_clear || e_clear_stats),
+        .ctl_clear_hist      (e_clear || e_clear_hist),
         .ctl_sample_pop      (ctl_sample_pop),
         .cfg_hist_base       (cfg_hist_base),
         .cfg_hist_shift      (cfg_hist_shift),

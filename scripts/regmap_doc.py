@@ -29,22 +29,49 @@ def render(csr_path: Path) -> str:
     descriptions = {
         "tester_build_id": "gateware/register-map identity (= constant FPGATEST_BUILD_ID)",
         "tester_n_ports": "number of ports",
-        "tester_control": "pulses to every port at once: bit 0 snapshot, 1 clear, 2 clear_stats",
+        "tester_control": "pulses to every port at once: " + ", ".join(
+            f"bit {int(v)} {k[len('fpgatest_tester_control_'):]}"
+            for k, v in sorted((kv for kv in consts.items() if kv[0].startswith("fpgatest_tester_control_")),
+                               key=lambda kv: int(kv[1]))),
         "tester_cal_internal": "tester internal delay, 1/16 tick",
         "tester_time": "tick counter latched by the last snapshot",
+        "tester_interval_period": "interval recorder: ticks between edges; writing starts it (edge 0 at once), "
+                                  "a value below FPGATEST_INTERVAL_PERIOD_MIN stops it",
+        "tester_interval_count": "intervals after edge 0, then the recorder stops by itself (0: until stopped)",
+        "tester_interval_hist_until": "edges with an index up to this clear the latency histogram; later ones let it add up",
+        "tester_interval_taken": "records the host has read (it writes the count); their slots may be written again",
+        "tester_interval_written": "records written since the start",
+        "tester_interval_lost": "records lost since the start (no free slot, or the next edge came first)",
+        "tester_interval_running": "edges still to come",
     }
     for name, r in regs.items():
         if name.startswith("tester_"):
             out.append(f"| `{name}` | {r['size']} | {r['type']} | {descriptions.get(name, '')} |")
     out += ["", "## Contract constants", "",
             "Limits the host shares with the gateware, read by `litex_soc` from the cores' own parameters;",
-            "the host refuses a map whose values differ from its own (`fpgatest.tester.check_contract`).", "",
+            "the host refuses a map whose tick, latency unit or limits differ from its own",
+            "(`fpgatest.driver.CsrMap`, `fpgatest.tester.check_contract`) and reads the interval record's",
+            "layout and the default addresses from the map.", "",
             "| constant | value |", "|---|---:|"]
-    contract = ("fpgatest_tick_ns", "fpgatest_max_frame", "fpgatest_min_ifg", "fpgatest_seq_window",
-                "fpgatest_event_depth", "fpgatest_sample_depth")
+    contract = ("fpgatest_tick_ns", "fpgatest_lat_units_per_tick", "fpgatest_max_frame", "fpgatest_min_ifg",
+                "fpgatest_seq_window", "fpgatest_event_depth", "fpgatest_sample_depth", "fpgatest_interval_period_min",
+                "fpgatest_interval_words", "fpgatest_interval_slot", "fpgatest_interval_depth")
     for name, value in consts.items():
         if name in contract or name.startswith("fpgatest_gen_err_"):
             out.append(f"| `{name}` | {value} |")
+    out.append("| `fpgatest_port<N>_mac`, `fpgatest_port<N>_ipv4` | each port's power-up source addresses, "
+               "which streams send unless told otherwise |")
+    out += ["", "## Interval records (bus region `intervals`)", "",
+            f"The recorder (litex_soc/intervals.py) writes one record per edge into a ring of "
+            f"{consts.get('fpgatest_interval_depth')} slots of {consts.get('fpgatest_interval_slot')} words at "
+            f"{data['memories'].get('intervals', {}).get('base', 0):#x}; record k is in slot k mod depth. Counters "
+            "are as the edge latched them; statistics (`lat_*`, `jit_*`) cover the interval that ends at the edge. "
+            "Fields, most significant word first (the twin's full-duplex ports; the board's map lists its own):",
+            "", "| field | first word | words |", "|---|---:|---:|"]
+    head = "fpgatest_interval_"
+    for name, value in consts.items():
+        if name.startswith(head) and name.endswith("_word"):
+            out.append(f"| `{name[len(head):-len('_word')]}` | {value} | {consts[name + 's']} |")
     out += ["", "## Each port (`port0_…`, `port1_…`)", "",
             "| register | words | access | meaning |", "|---|---:|---|---|"]
     for name, r in regs.items():

@@ -149,11 +149,10 @@ def stream_fields(args, tx_port: int, rx_port: int) -> tuple[int | None, dict]:
             raise UserError(f"--{name}-ip: {value} is not an IPv{version} address (--proto {args.proto})")
         extra[f"cfg_{name}_ip"] = int(value)
     if args.proto == "ipv6":     # the receiving port's address, also where it is not the sender's peer
-        from fpgatest.tester import port_addresses
+        from fpgatest.tester import ipv6_address
 
-        for name, value in port_addresses(tx_port, rx_port, "ipv6").items():
-            if name.endswith("_ip"):
-                extra.setdefault(name, value)
+        extra.setdefault("cfg_src_ip", ipv6_address(tx_port))
+        extra.setdefault("cfg_dst_ip", ipv6_address(rx_port))
     return vlan, extra
 
 
@@ -376,6 +375,7 @@ def cmd_run(args) -> int:
     plan.streams()
     console = Console()
     with open_tester(args) as t:
+        check_interval(t, interval)
         check_ports(t, args)
         check_links(t, args, [args.tx_port, args.rx_port])
         load_calibration(t, args)
@@ -437,6 +437,18 @@ class Progress:
         self.bar.advance(self.task)
 
 
+def check_interval(t, interval_s: float) -> None:
+    """--interval within the interval recorder's reach, before the tester is touched."""
+    from fpgatest.driver import TICK_NS
+
+    if not t.has_intervals():
+        return
+    try:
+        t.intervals().check_period(round(interval_s / (TICK_NS * 1e-9)))
+    except ValueError as err:
+        raise UserError(f"--interval {interval_s:g}: {err}") from None
+
+
 def cmd_sweep(args) -> int:
     from fpgatest.measure import SweepPlan, parse_sizes, sweep
     from fpgatest.output import ResultsDir, markdown_table, plot
@@ -452,6 +464,7 @@ def cmd_sweep(args) -> int:
     if (out / "samples.csv").exists():
         raise UserError(f"{out} already holds results; choose another --out")
     with open_tester(args) as t:
+        check_interval(t, interval)
         check_ports(t, args)
         check_links(t, args, [args.tx_port, args.rx_port])
         load_calibration(t, args)

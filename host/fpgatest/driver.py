@@ -9,7 +9,7 @@ from fpgatest.transport import LinkError, open_url
 
 TICK_NS = 8.0  # the tester's tick (csr.json: FPGATEST_TICK_NS; Device refuses a map that differs)
 SNAPSHOT_POLLS = 100  # reads of the latch flags before a snapshot is given up
-LAT_UNITS_PER_TICK = 16  # latency and calibration registers count 1/16 tick
+LAT_UNITS_PER_TICK = 16  # latency and calibration registers count 1/16 tick (csr.json: FPGATEST_LAT_UNITS_PER_TICK)
 
 
 class MapError(Exception):
@@ -71,6 +71,9 @@ class CsrMap:
             raise MapError(f"{path}: an FPGATEST_* constant is not an integer")
         if self.constants.get("fpgatest_tick_ns", TICK_NS) != TICK_NS:
             raise MapError(f"{path}: a tick of {self.constants['fpgatest_tick_ns']} ns (this host: {TICK_NS:g} ns)")
+        if self.constants.get("fpgatest_lat_units_per_tick", LAT_UNITS_PER_TICK) != LAT_UNITS_PER_TICK:
+            raise MapError(f"{path}: latencies in 1/{self.constants['fpgatest_lat_units_per_tick']} tick "
+                           f"(this host: 1/{LAT_UNITS_PER_TICK})")
 
     @property
     def build_id(self) -> int:
@@ -268,10 +271,10 @@ class Device:
         """Latch every port at the same clock edge, then read it all.
 
         clear: restart every counter at that edge; clear_stats: restart only the latency statistics
-        (min/max/sum/histogram), so that they describe the interval to the next snapshot.
+        (min/max/sum and the histogram), so that they describe the interval to the next snapshot.
         """
         self.pulse("tester_control", "snapshot", *(["clear"] if clear else []),
-                   *(["clear_stats"] if clear_stats else []))
+                   *(["clear_stats", "clear_hist"] if clear_stats else []))
         names = ["tester_time"]
         for port in range(self.map.n_ports()):
             names += self.port_names(port, "stat_")
@@ -288,3 +291,64 @@ class Device:
                                 "(a few dozen clocks on an fpgatest): the device does not behave as one")
             values.update(self.read_counters(port))
         return values
+
+
+class IntervalRing:
+    """The interval recorder's ring (litex_soc/intervals.py): records as the gateware's edges latched
+    them, each a dict of field -> value by the FPGATEST_INTERVAL_* layout."""
+
+    REGS = ("tester_interval_written", "tester_interval_lost", "tester_interval_running")
+
+    def __init__(self, dev: Device):
+        c = dev.map.constants
+        if "intervals" not in dev.map.memories or "fpgatest_interval_words" not in c:
+            raise MapError(f"{dev.map.path}: this build has no interval recorder")
+        self.dev = dev
+        self.period_min = int(c["fpgatest_interval_period_min"])
+        self.words = int(c["fpgatest_interval_words"])
+        self.slot = int(c["fpgatest_interval_slot"])
+        self.depth = int(c["fpgatest_interval_depth"])
+        head = "fpgatest_interval_"
+        self.layout = {k[len(head):-len("_word")]: (int(v), int(c[k + "s"]))
+                       for k, v in c.items() if k.startswith(head) and k.endswith("_word")}
+        self.taken = 0
+
+    def check_period(self, period_ticks: int) -> None:
+        if not self.period_min <= period_ticks < 1 << 32:
+            raise ValueError(f"an interval of {period_ticks * TICK_NS * 1e-9:g} s: the interval recorder takes "
+                             f"{self.period_min * TICK_NS * 1e-3:g} us to {((1 << 32) - 1) * TICK_NS * 1e-9:.1f} s "
+                             f"({self.period_min} to 2^32 - 1 ticks)")
+
+    def start(self, period_ticks: int, count: int) -> None:
+        """Edge 0 now, then one every period_ticks, `count` more (0: until stop)."""
+        self.check_period(period_ticks)
+        self.taken = 0
+        self.dev.write("tester_interval_taken", 0)
+        self.dev.write("tester_interval_hist_until", 0xFFFFFFFF)
+        self.dev.write("tester_interval_count", count)
+        self.dev.write("tester_interval_period", period_ticks)
+
+    def stop(self) -> None:
+        self.dev.write("tester_interval_period", 0)
+
+    def keep_histogram_after(self, index: int) -> None:
+        """Edges after `index` leave the histogram to add up."""
+        self.dev.write("tester_interval_hist_until", index)
+
+    def status(self) -> dict:
+        raw = self.dev.read_many(list(self.REGS))
+        return {"written": raw["tester_interval_written"], "lost": raw["tester_interval_lost"],
+                "running": bool(raw["tester_interval_running"])}
+
+    def drain(self) -> tuple[list[dict], dict]:
+        """The records written since the last drain (their slots given back), and the status."""
+        status = self.status()
+        base = self.dev.map.memories["intervals"]
+        records = []
+        for k in range(self.taken, status["written"]):
+            words = self.dev.bus.read(base + 4 * self.slot * (k % self.depth), self.words)
+            records.append({name: join_words(words[first:first + n]) for name, (first, n) in self.layout.items()})
+        if records:
+            self.taken = status["written"]
+            self.dev.write("tester_interval_taken", self.taken)
+        return records, status

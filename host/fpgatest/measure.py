@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from fpgatest.analysis import (BYTE_NS, combine_latency, linear_fit, percentiles, size_fits, theoretical_fps,
                                time_series_fit)
-from fpgatest.driver import TICK_NS
+from fpgatest.driver import LAT_UNITS_PER_TICK, TICK_NS
 from fpgatest.output import ResultsDir, write_json_atomic
 from fpgatest.tester import SettingError, Stream, Tester, lat_ns
 
@@ -74,49 +74,144 @@ def _interval_row(size: int, index: int, t0_ticks: int, prev: dict, cur: dict, p
         "rx_fps": rx_frames / dt if dt > 0 else 0.0, "theoretical_fps": theoretical_fps(size, gap),
         "lat_count": n, "latency_min_ns": lat["min"], "latency_mean_ns": lat["mean"],
         "latency_max_ns": lat["max"], "latency_stdev_ns": lat["stdev"],
-        "lat_sum_ns": lat_ns(rx_p["lat_sum"]), "lat_sumsq_ns2": rx_p["lat_sumsq"] * (TICK_NS / 16) ** 2,
+        "lat_sum_ns": lat_ns(rx_p["lat_sum"]), "lat_sumsq_ns2": rx_p["lat_sumsq"] * (TICK_NS / LAT_UNITS_PER_TICK) ** 2,
         "jit_sum_ns": lat_ns(rx_p["jit_sum"]), "jitter_max_ns": lat["jitter_max"],
     }
 
 
-def measure_size(tester: Tester, plan: SweepPlan, stream: Stream, results: ResultsDir | None, on_sample=None):
-    """One size: stream for plan.duration_s (tester time), a sample per interval, then exact totals."""
-    tx, rx = plan.tx_port, plan.rx_port
-    if not 0 <= rx < tester.n_ports or not tester.has(rx, "rx"):
-        raise SettingError(f"port {rx} has no receiver in this build")
-    hist = bins = hist_from = None
-    tester.clear()
-    tester.configure(tx, stream)
+def _record_snapshot(record: dict, n_ports: int) -> dict:
+    """An interval record in the shape of Tester.snapshot: {'time_ticks', 'ports': [per-port dict]}."""
+    ports = [{} for _ in range(n_ports)]
+    for name, value in record.items():
+        head, _, field_name = name.partition("_")
+        if head.startswith("port") and head[4:].isdigit():
+            ports[int(head[4:])][field_name] = value
+    return {"time_ticks": record["time"], "ports": ports}
+
+
+def record_intervals(tester: Tester, plan: SweepPlan, stream: Stream, results: ResultsDir | None, on_sample=None):
+    """Intervals timed by the gateware (the interval recorder): edge 0 now, then one every
+    plan.interval_s of tester time, round(duration / interval) intervals, each exactly as long. The
+    host only drains the ring. Percentiles: the first interval's latency range sets the histogram's
+    bins; edges up to one the host is sure comes after that setting clear it, the later ones let it
+    add up, and it is read once, as the last edge latched it. Returns the rows and the histogram
+    (or None)."""
+    rx = plan.rx_port
+    ring = tester.intervals()
     gap = stream.frame_period_bytes() - stream.size - 8
-    tester.start(tx)
-    samples = []
-    try:
-        prev = tester.snapshot(clear_stats=True)
-        t0 = prev["time_ticks"]
-        interval_ticks = round(plan.interval_s / (TICK_NS * 1e-9))
-        end = t0 + round(plan.duration_s / (TICK_NS * 1e-9))
-        index = 0
-        while prev["time_ticks"] < end:
-            tester.wait_ticks(min(interval_ticks, end - prev["time_ticks"]))
-            cur = tester.snapshot(clear_stats=True)
-            row = _interval_row(stream.size, index, t0, prev, cur, plan, gap)
-            # percentiles: the first interval's latency range sets the histogram's bins; the second
-            # has frames binned before and after that, so the bins count from the third on
-            if index == 0 and plan.percentiles and row["lat_count"]:
+    period = round(plan.interval_s / (TICK_NS * 1e-9))
+    count = max(1, round(plan.duration_s / plan.interval_s))
+    ring.start(period, count)
+    poll_s = min(0.2, max(0.005, period * TICK_NS * 1e-9 / 4))
+    records, rows, hist = [], [], None
+    deadline = time.monotonic() + 60.0 + 100 * period * TICK_NS * 1e-9
+    while len(records) < count + 1:
+        got, status = ring.drain()
+        if status["lost"]:
+            raise RuntimeError(f"{status['lost']} interval record(s) lost: the host read the recorder's ring "
+                               f"({ring.depth} records) too slowly for --interval {plan.interval_s:g} s over "
+                               f"{tester.dev.url}; take a longer interval")
+        for record in got:
+            if record["index"] != len(records):
+                raise RuntimeError(f"interval record {record['index']} where {len(records)} was due")
+            records.append(record)
+            if len(records) < 2:
+                continue
+            prev, cur = (_record_snapshot(r, tester.n_ports) for r in records[-2:])
+            row = _interval_row(stream.size, len(rows), records[0]["time"], prev, cur, plan, gap)
+            if len(rows) == 0 and plan.percentiles and row["lat_count"]:
                 margin = max(8.0, 0.25 * (row["latency_max_ns"] - row["latency_min_ns"]))
                 hist = tester.set_histogram(rx, max(0.0, row["latency_min_ns"] - margin),
                                             row["latency_max_ns"] + margin)
-            elif index >= 2 and hist:   # the snapshot latched this interval's bins and cleared them
-                bins = [a + b for a, b in zip(bins or [0] * hist["bins"], tester.histogram(rx))]
-                hist_from = hist_from or prev
-            samples.append(row)
+                # edges so far are at most `written` (one may be copying): the one after clears last
+                ring.keep_histogram_after(ring.status()["written"] + 1)
+            rows.append(row)
             if results:
                 results.add_sample(row)
             if on_sample:
                 on_sample(row)
-            prev = cur
-            index += 1
+            deadline = time.monotonic() + 60.0 + 100 * period * TICK_NS * 1e-9
+        if len(records) < count + 1:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"interval record {len(records)} of {count} not written in time")
+            time.sleep(poll_s)
+    histogram = None
+    if hist:
+        # the bins hold the frames after the last edge that cleared them, up to the last edge
+        cleared = max(i for i, r in enumerate(records) if r["flags"] & 1)
+        binned = rows[cleared:]
+        if any(r["lat_count"] for r in binned):
+            first, last = (_record_snapshot(records[i], tester.n_ports)["ports"][rx] for i in (cleared, count))
+            histogram = {**hist, "counts": tester.histogram(rx),
+                         "below": last["hist_below"] - first["hist_below"],
+                         "above": last["hist_above"] - first["hist_above"],
+                         "from_interval": cleared, "frames": sum(r["lat_count"] for r in binned),
+                         "min_ns": min(r["latency_min_ns"] for r in binned if r["lat_count"]),
+                         "max_ns": max(r["latency_max_ns"] for r in binned if r["lat_count"])}
+    return rows, histogram
+
+
+def poll_intervals(tester: Tester, plan: SweepPlan, stream: Stream, results: ResultsDir | None, on_sample=None):
+    """Intervals timed by the host, for a build without the interval recorder (the default 5A-75B):
+    one snapshot-and-clear per interval, each at one clock edge on both ports, but the intervals are
+    as long as the host's polling makes them (each row has its exact duration). Percentiles: the
+    first interval's range sets the bins; the second has frames binned before and after that, so the
+    bins are read and summed from the third on. Returns the rows and the histogram (or None)."""
+    rx = plan.rx_port
+    gap = stream.frame_period_bytes() - stream.size - 8
+    hist = bins = None
+    rows = []
+    prev = first_binned = tester.snapshot(clear_stats=True)
+    t0 = prev["time_ticks"]
+    interval_ticks = round(plan.interval_s / (TICK_NS * 1e-9))
+    end = t0 + round(plan.duration_s / (TICK_NS * 1e-9))
+    while prev["time_ticks"] < end:
+        tester.wait_ticks(min(interval_ticks, end - prev["time_ticks"]))
+        cur = tester.snapshot(clear_stats=True)
+        row = _interval_row(stream.size, len(rows), t0, prev, cur, plan, gap)
+        if len(rows) == 0 and plan.percentiles and row["lat_count"]:
+            margin = max(8.0, 0.25 * (row["latency_max_ns"] - row["latency_min_ns"]))
+            hist = tester.set_histogram(rx, max(0.0, row["latency_min_ns"] - margin), row["latency_max_ns"] + margin)
+        elif len(rows) >= 2 and hist:   # the snapshot latched this interval's bins and cleared them
+            first_binned = prev if bins is None else first_binned
+            bins = [a + b for a, b in zip(bins or [0] * hist["bins"], tester.histogram(rx))]
+        rows.append(row)
+        if results:
+            results.add_sample(row)
+        if on_sample:
+            on_sample(row)
+        prev = cur
+    binned = rows[2:]
+    if bins is None or not any(r["lat_count"] for r in binned):
+        return rows, None
+    # below/above are event counters (the clears leave them): the binned intervals' share
+    last, first = prev["ports"][rx], first_binned["ports"][rx]
+    return rows, {**hist, "counts": bins, "below": last["hist_below"] - first["hist_below"],
+                  "above": last["hist_above"] - first["hist_above"], "from_interval": 2,
+                  "frames": sum(r["lat_count"] for r in binned),
+                  "min_ns": min(r["latency_min_ns"] for r in binned if r["lat_count"]),
+                  "max_ns": max(r["latency_max_ns"] for r in binned if r["lat_count"])}
+
+
+def measure_size(tester: Tester, plan: SweepPlan, stream: Stream, results: ResultsDir | None, on_sample=None):
+    """One size: stream for plan.duration_s (tester time) in intervals (timed by the gateware where the
+    build has the interval recorder), then exact totals."""
+    tx, rx = plan.tx_port, plan.rx_port
+    if not 0 <= rx < tester.n_ports or not tester.has(rx, "rx"):
+        raise SettingError(f"port {rx} has no receiver in this build")
+    recorder = tester.has_intervals()
+    if recorder:
+        tester.intervals().check_period(round(plan.interval_s / (TICK_NS * 1e-9)))   # before anything is sent
+    tester.clear()
+    tester.configure(tx, stream)
+    gap = stream.frame_period_bytes() - stream.size - 8
+    tester.start(tx)
+    try:
+        samples, histogram = (record_intervals if recorder else poll_intervals)(tester, plan, stream, results,
+                                                                                 on_sample)
     finally:
+        if recorder:
+            tester.intervals().stop()
         tester.stop(tx)
     tester.wait_idle(tx)
     final = drain(tester, rx, plan.drain_s)
@@ -148,16 +243,11 @@ def measure_size(tester: Tester, plan: SweepPlan, stream: Stream, results: Resul
         "loss_events": tester.loss_events(rx, limit=LOSS_EVENTS_KEPT + 1),
     }
     record["histogram"] = record["percentiles"] = None
-    if bins is not None and any(r["lat_count"] for r in samples[2:]):
-        # below/above are event counters (clear_stats leaves them): the binned intervals' share
-        below = prev["ports"][rx]["hist_below"] - hist_from["ports"][rx]["hist_below"]
-        above = prev["ports"][rx]["hist_above"] - hist_from["ports"][rx]["hist_above"]
-        counted = samples[2:]
-        record["histogram"] = {**hist, "counts": bins, "below": below, "above": above,
-                               "from_interval": 2, "frames": sum(r["lat_count"] for r in counted)}
-        record["percentiles"] = percentiles(bins, hist["base_ns"], hist["bin_ns"], below, above,
-                                            min(r["latency_min_ns"] for r in counted if r["lat_count"]),
-                                            max(r["latency_max_ns"] for r in counted if r["lat_count"]))
+    if histogram:
+        lo, hi = histogram.pop("min_ns"), histogram.pop("max_ns")
+        record["histogram"] = histogram
+        record["percentiles"] = percentiles(histogram["counts"], histogram["base_ns"], histogram["bin_ns"],
+                                            histogram["below"], histogram["above"], lo, hi)
     record["sequence"] = sequence_categories(p_rx, lost, record["loss_events"])
     record["loss_events"] = record["loss_events"][:LOSS_EVENTS_KEPT]
     if results:

@@ -117,9 +117,9 @@ def markdown_table(summary: dict) -> str:
             lines.append(f"| {s['size_bytes']} | {h['bin_ns']:g} | " + " | ".join(percentile_text(q) for q in s["percentiles"])
                          + f" | {h['frames']} | {h['below'] + h['above']} |")
         lines.append("")
-        lines.append("Percentiles (nearest rank, FIFO) from the histogram, over the intervals from the third on (the "
-                     "first interval's range sets the bins): the middle of the bin that holds each, narrowed by the "
-                     "exact min and max, ± half its width plus the stamps' ±4 ns.")
+        lines.append("Percentiles (nearest rank, FIFO) from the histogram, over the intervals after the bins were set "
+                     "from the first interval's range (summary.json: histogram.from_interval): the middle of the bin that "
+                     "holds each, narrowed by the exact min and max, ± half its width plus the stamps' ±4 ns.")
     fit = summary["fit"]
     lines += ["", "| fit | slope (ns/B) | ± se | ± resolution | intercept (ns) | ± se | ± resolution | "
                   "bandwidth (Gb/s) | mode |",

@@ -5,7 +5,7 @@ import math
 import time
 from dataclasses import dataclass, field
 
-from fpgatest.driver import LAT_UNITS_PER_TICK, TICK_NS, Device, MapError
+from fpgatest.driver import LAT_UNITS_PER_TICK, TICK_NS, Device, IntervalRing, MapError
 from fpgatest.mdio import LinkStatus, Mdio, MdioError
 
 PROTOS = {"eth": 0, "ipv4": 1, "ipv6": 2}
@@ -134,19 +134,26 @@ class Stream:
         return self.size + 8 + regs["cfg_ifg"] + frac
 
 
-def port_addresses(port: int, peer: int, proto: str) -> dict[str, int]:
+def port_addresses(port: int, peer: int, proto: str, constants: dict) -> dict[str, int]:
     """The addresses a stream from `port` to `peer` carries unless told otherwise: the ports' power-up
-    MACs and IPv4 addresses (litex_soc.tester.port_defaults; a test holds the two equal), and for IPv6
-    the documentation prefix (RFC 3849), one /64 per port: 2001:db8:0:PORT::1."""
+    MACs and IPv4 addresses (csr.json: FPGATEST_PORTn_MAC, FPGATEST_PORTn_IPV4), and for IPv6 the
+    documentation prefix (ipv6_address)."""
+    regs = {"cfg_src_mac": int(constants[f"fpgatest_port{port}_mac"]),
+            "cfg_dst_mac": int(constants[f"fpgatest_port{peer}_mac"])}
+    if proto == "ipv4":
+        regs.update(cfg_src_ip=int(constants[f"fpgatest_port{port}_ipv4"]),
+                    cfg_dst_ip=int(constants[f"fpgatest_port{peer}_ipv4"]))
+    elif proto == "ipv6":
+        regs.update(cfg_src_ip=ipv6_address(port), cfg_dst_ip=ipv6_address(peer))
+    return regs
+
+
+def ipv6_address(port: int) -> int:
+    """A port's IPv6 address unless told otherwise: the documentation prefix (RFC 3849), one /64 per
+    port, 2001:db8:0:PORT::1."""
     import ipaddress
 
-    regs = {"cfg_src_mac": 0x020000000001 + port, "cfg_dst_mac": 0x020000000001 + peer}
-    if proto == "ipv4":
-        regs.update(cfg_src_ip=0xC0A80001 + (port << 8), cfg_dst_ip=0xC0A80001 + (peer << 8))
-    elif proto == "ipv6":
-        regs.update(cfg_src_ip=int(ipaddress.IPv6Address(f"2001:db8:0:{port}::1")),
-                    cfg_dst_ip=int(ipaddress.IPv6Address(f"2001:db8:0:{peer}::1")))
-    return regs
+    return int(ipaddress.IPv6Address(f"2001:db8:0:{port}::1"))
 
 
 def lat_ns(units: int) -> float:
@@ -174,6 +181,7 @@ class Tester:
         self.n_ports = device.map.n_ports()
         self._configured: dict[int, dict[str, int]] = {}   # per port: the generator words written so far
         self._tap_on: int | None = None                     # twin: ports joined to Linux TAPs (read once)
+        self._intervals: IntervalRing | None = None
         self.gen_errors = check_contract(device.map.constants)
 
     # ---- streams ------------------------------------------------------------------------------
@@ -191,7 +199,7 @@ class Tester:
         # every stream states its addresses: none inherits those of the command before it (an IPv6 run
         # leaves 128-bit addresses whose low 32 bits an IPv4 stream would send)
         peer = (port + 1) % self.n_ports
-        for name, value in {**port_addresses(port, peer, stream.proto), **stream.registers()}.items():
+        for name, value in {**port_addresses(port, peer, stream.proto, self.dev.map.constants), **stream.registers()}.items():
             if written.get(name) != value:   # configuration words are write-only: this copy is what they hold
                 self.dev.write(f"port{port}_{name}", value)
                 written[name] = value
@@ -271,6 +279,17 @@ class Tester:
 
     # ---- results ------------------------------------------------------------------------------
 
+    def has_intervals(self) -> bool:
+        """Whether the build has the interval recorder (the twin does; the default 5A-75B build not)."""
+        return "intervals" in self.dev.map.memories
+
+    def intervals(self) -> IntervalRing:
+        """The interval recorder (hardware-timed snapshots). While it runs, take no snapshot of your own:
+        a snapshot re-latches the banks a record is being copied from."""
+        if self._intervals is None:
+            self._intervals = IntervalRing(self.dev)
+        return self._intervals
+
     def snapshot(self, clear: bool = False, clear_stats: bool = False) -> dict:
         """Every port latched at one clock edge; returns {'time_ticks', 'ports': [per-port dict]}."""
         raw = self.dev.snapshot(clear=clear, clear_stats=clear_stats)
@@ -292,7 +311,7 @@ class Tester:
         mean_u = s["lat_sum"] / n
         var_u = max(0.0, s["lat_sumsq"] / n - mean_u * mean_u)
         return {"count": n, "min": lat_ns(s["lat_min"]), "mean": lat_ns(mean_u), "max": lat_ns(s["lat_max"]),
-                "stdev": lat_ns(math.sqrt(var_u)), "last": lat_ns(s["lat_last"]),
+                "stdev": lat_ns(math.sqrt(var_u)), "last": lat_ns(s["lat_last"]) if "lat_last" in s else None,
                 "jitter_mean": lat_ns(s["jit_sum"] / (n - 1)) if n > 1 else None,
                 "jitter_max": lat_ns(s["jit_max"]) if n > 1 else None}
 

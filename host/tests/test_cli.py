@@ -73,11 +73,13 @@ def test_sweep_fit_recovers_switch(twin_link, tmp_path, latency_ns, per_byte_ns,
     for size in s["sizes"]:
         assert size["frames"]["lost"] == 0 and size["frames"]["tx"] == size["frames"]["rx"] > 0
         assert size["latency_lifo_ns"]["mean"] == pytest.approx(size["latency_ns"]["mean"] - 8 * size["size_bytes"])
-        # percentiles over the intervals from the third on: every frame binned once, in order, in [min, max]
+        # percentiles over the intervals after the bins were set from the first: every frame of those
+        # intervals binned once (the recorder's edges cleared the bins until then), in order, in [min, max]
         h, pct = size["histogram"], size["percentiles"]
-        assert len(_samples_of(out, size["size_bytes"])) >= 3, "from the third interval on the bins count"
-        assert h["from_interval"] == 2 and sum(h["counts"]) + h["below"] + h["above"] == h["frames"] > 0
-        assert h["frames"] == sum(r["lat_count"] for r in _samples_of(out, size["size_bytes"])[2:])
+        samples = _samples_of(out, size["size_bytes"])
+        assert len(samples) == 10 and 1 <= h["from_interval"] < len(samples)
+        assert sum(h["counts"]) + h["below"] + h["above"] == h["frames"] > 0
+        assert h["frames"] == sum(r["lat_count"] for r in samples[h["from_interval"]:])
         values = [q["value_ns"] for q in pct]
         assert None not in values and values == sorted(values)
         assert size["latency_ns"]["min"] <= values[0] and values[-1] <= size["latency_ns"]["max"] + 4.0
@@ -381,3 +383,20 @@ def test_ipv6_sweep_with_default_sizes(twin_link, tmp_path):
     s = summary_of(out)
     assert [x["size_bytes"] for x in s["sizes"]] == [88, 128, 256, 512, 1024, 1280, 1518]
     assert all(x["frames"]["tx"] == x["frames"]["rx"] > 0 for x in s["sizes"])
+
+
+def test_an_interval_below_the_recorders_reach_is_refused_before_anything(twin_link, tmp_path, capsys):
+    """--interval shorter than the recorder's 4096 ticks: one line, nothing sent, nothing written."""
+    from fpgatest.driver import Device
+
+    url, csr = twin_link
+    with Device(url, csr) as dev:
+        before = dev.snapshot()["port0_stat_tx_frames"]
+    out = tmp_path / "sweep"
+    capsys.readouterr()
+    assert cli(twin_link, "sweep", "--interval", "0.00002", "--duration", "0.0001", "--out", str(out)) != 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--interval 2e-05: an interval of 2e-05 s: the interval recorder takes 32.768 us" in err[0]
+    assert not out.exists()
+    with Device(url, csr) as dev:
+        assert dev.snapshot()["port0_stat_tx_frames"] == before

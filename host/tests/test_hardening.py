@@ -189,11 +189,13 @@ GOOD_MAP = {"csr_registers": {"tester_build_id": {"addr": 0, "size": 1, "type": 
     {"constants": {}},
     {"memories": {"port0_counters": {"base": None}}},
     {"constants": {"fpgatest_build_id": 1, "fpgatest_tick_ns": 4}},
+    {"constants": {"fpgatest_build_id": 1, "fpgatest_lat_units_per_tick": 32}},
 ], ids=lambda c: json.dumps(c))
 def test_register_map_shape(change, tmp_path):
     path = tmp_path / "csr.json"
     path.write_text(json.dumps({**GOOD_MAP, **change}))
-    with pytest.raises(MapError, match="register map|not an fpgatest register map|not an integer|a tick of 4 ns"):
+    with pytest.raises(MapError, match="register map|not an fpgatest register map|not an integer|a tick of 4 ns"
+                                       "|latencies in 1/32 tick"):
         CsrMap(path)
 
 
@@ -341,15 +343,17 @@ def test_host_and_gateware_share_one_contract():
         check_contract({k: v for k, v in constants.items() if k != "fpgatest_gen_err_frac"})
 
 
-def test_default_addresses_are_the_ports_power_up_addresses():
-    """The addresses every stream states unless told otherwise are those the gateware starts with."""
+def test_default_addresses_are_the_ports_power_up_addresses(twin_link):
+    """The addresses every stream states unless told otherwise are those the gateware starts with, as
+    its csr.json states them."""
     from fpgatest.tester import port_addresses
     from litex_soc.tester import port_defaults
 
+    constants = json.loads(twin_link[1].read_text())["constants"]
     for port, peer in ((0, 1), (1, 0)):
         power_up = port_defaults(port, peer)
-        assert port_addresses(port, peer, "ipv4") == {k: power_up[k] for k in
-                                                     ("cfg_src_mac", "cfg_dst_mac", "cfg_src_ip", "cfg_dst_ip")}
+        assert port_addresses(port, peer, "ipv4", constants) == {k: power_up[k] for k in
+                                                                ("cfg_src_mac", "cfg_dst_mac", "cfg_src_ip", "cfg_dst_ip")}
 
 
 def test_an_existing_output_file_is_replaced_not_refused(tmp_path):

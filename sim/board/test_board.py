@@ -276,6 +276,62 @@ async def run_test_board(dut):
     dut._log.info("latency - SFD-to-SFD time on the pins: %.3f to %.3f ns over %d frames (mean %.3f ns)",
                   min(offsets) / 1000, max(offsets) / 1000, len(offsets), sum(offsets) / len(offsets) / 1000)
     assert spread < TICK_PS, spread
+
+    # a sweep step as fpgatest runs it on this build (intervals timed by the host, no recorder):
+    # every interval's frames and latencies from one edge, nothing lost
+    def sweep_step(t):
+        from fpgatest.measure import SweepPlan, measure_size
+        from fpgatest.tester import Stream
+
+        plan = SweepPlan("ipv4", [size], 12, None, 0.004, 0.001, drain_s=0.00005)
+        return measure_size(t, plan, Stream(proto="ipv4", size=size), None)
+
+    record, rows = await board.host(sweep_step)
+    assert record["frames"]["lost"] == 0 and record["frames"]["tx"] == record["frames"]["rx"] > 0, record["frames"]
+    assert rows and all(r["rx_frames"] == r["lat_count"] > 0 for r in rows), rows
+    dut._log.info("sweep step (host-timed intervals): %d frames, intervals %s us", record["frames"]["tx"],
+                  [round(r["duration_s"] * 1e6, 3) for r in rows])
+    board.close()
+
+
+@cocotb.test()
+async def run_test_intervals(dut):
+    """The interval recorder across the board's unrelated clocks (a build with --intervals): edges in
+    the tester clock, records copied in sys (50 MHz), read over the UART."""
+    board = Board(dut, Path(os.environ["BOARD_GATEWARE"]))
+    await board.start()
+    size = 64
+    # every interval exactly the period, every record whole
+    period, intervals = 4096 + 7, 4
+
+    def record(t):
+        from fpgatest.tester import Stream
+
+        ring = t.intervals()
+        t.clear()
+        t.configure(0, Stream(proto="ipv4", size=size))
+        t.start(0)
+        ring.start(period, intervals)
+        while ring.status()["written"] < intervals + 1:
+            pass
+        t.stop(0)
+        return ring.drain()
+
+    records, status = await board.host(record)
+    assert status == {"written": intervals + 1, "lost": 0, "running": False}, status
+    assert [r["index"] for r in records] == list(range(intervals + 1))
+    per_interval = period / (size + 20)
+    for a, b in zip(records, records[1:]):
+        assert b["time"] - a["time"] == period
+        sent = b["port0_tx_frames"] - a["port0_tx_frames"]
+        got = b["port1_test_frames"] - a["port1_test_frames"]
+        assert sent in (int(per_interval), int(per_interval) + 1), sent
+        assert got in (int(per_interval), int(per_interval) + 1), got
+        assert b["port1_lat_count"] - a["port1_lat_count"] == got
+        assert b["port1_lat_min"] <= b["port1_lat_max"] and b["flags"] == 1
+    dut._log.info("interval recorder: %d intervals of exactly %d ticks, tx/rx per interval %s", intervals, period,
+                  [(b["port0_tx_frames"] - a["port0_tx_frames"], b["port1_test_frames"] - a["port1_test_frames"])
+                   for a, b in zip(records, records[1:])])
     board.close()
 
 
@@ -295,7 +351,7 @@ async def run_test_tx_frames(dut):
 # pytest
 # ---------------------------------------------------------------------------------------------
 
-def _gateware(monkeypatch, name: str, tx_on_rx_clock: bool = False) -> Path:
+def _gateware(monkeypatch, name: str, tx_on_rx_clock: bool = False, intervals: bool = False) -> Path:
     """Generate the board's Verilog (no synthesis) with the simulation's UART rate."""
     from litex.soc.cores.uart import RS232PHY
     from litex.soc.integration.builder import Builder
@@ -308,7 +364,7 @@ def _gateware(monkeypatch, name: str, tx_on_rx_clock: bool = False) -> Path:
         # the fault of before: tx_clk not a Signal, so LiteEth clocks TX from the PHY's RX clock
         monkeypatch.setattr(target, "LiteEthPHYRGMII", lambda **kw: LiteEthPHYRGMII(**{**kw, "tx_clk": None}))
     build_dir = SIM_BUILD / name
-    soc = target.BaseSoC(build_dir=build_dir)
+    soc = target.BaseSoC(build_dir=build_dir, intervals=intervals)
     Builder(soc, output_dir=str(build_dir), compile_software=False, compile_gateware=False,
             csr_json=str(build_dir / "csr.json")).build(build_name="colorlight_5a_75b", run=False)
     gateware = build_dir / "gateware"
@@ -331,6 +387,11 @@ def _run(gateware: Path, testcase: str, extra_env: dict | None = None) -> None:
 def test_board(monkeypatch):
     """The default board build: MDIO link state, intact frames on port 0, exact counts on port 1."""
     _run(_gateware(monkeypatch, "board"), "run_test_board")
+
+
+def test_board_interval_recorder(monkeypatch):
+    """The interval recorder as a board build with --intervals has it, across unrelated clocks."""
+    _run(_gateware(monkeypatch, "board_intervals", intervals=True), "run_test_intervals")
 
 
 def test_board_control_tx_on_rx_clock(monkeypatch):
