@@ -375,7 +375,7 @@ def cmd_run(args) -> int:
     plan.streams()
     console = Console()
     with open_tester(args) as t:
-        check_interval(t, interval)
+        check_interval(t, plan)
         check_ports(t, args)
         check_links(t, args, [args.tx_port, args.rx_port])
         load_calibration(t, args)
@@ -437,16 +437,14 @@ class Progress:
         self.bar.advance(self.task)
 
 
-def check_interval(t, interval_s: float) -> None:
+def check_interval(t, plan) -> None:
     """--interval within the interval recorder's reach, before the tester is touched."""
-    from fpgatest.driver import TICK_NS
-
     if not t.has_intervals():
         return
     try:
-        t.intervals().check_period(round(interval_s / (TICK_NS * 1e-9)))
+        t.intervals().check_period(plan.interval_ticks())
     except ValueError as err:
-        raise UserError(f"--interval {interval_s:g}: {err}") from None
+        raise UserError(f"--interval {plan.interval_s:g}: {err}") from None
 
 
 def cmd_sweep(args) -> int:
@@ -464,7 +462,7 @@ def cmd_sweep(args) -> int:
     if (out / "samples.csv").exists():
         raise UserError(f"{out} already holds results; choose another --out")
     with open_tester(args) as t:
-        check_interval(t, interval)
+        check_interval(t, plan)
         check_ports(t, args)
         check_links(t, args, [args.tx_port, args.rx_port])
         load_calibration(t, args)

@@ -50,6 +50,9 @@ class SweepPlan:
     vlan: int | None = None                              # 802.1Q TCI, or no tag
     extra: dict = field(default_factory=dict)            # further generator registers (addresses)
 
+    def interval_ticks(self) -> int:
+        return round(self.interval_s / (TICK_NS * 1e-9))
+
     def streams(self) -> list[Stream]:
         out = [Stream(proto=self.proto, size=s, ifg=self.ifg, rate_percent=self.rate_percent, vlan=self.vlan,
                       extra=dict(self.extra)) for s in self.sizes]
@@ -89,22 +92,43 @@ def _record_snapshot(record: dict, n_ports: int) -> dict:
     return {"time_ticks": record["time"], "ports": ports}
 
 
-def record_intervals(tester: Tester, plan: SweepPlan, stream: Stream, results: ResultsDir | None, on_sample=None):
+def _range_from(tester: Tester, rx: int, row: dict) -> dict:
+    """Set the histogram's bins over the first interval's latency range, a quarter of it (at least
+    8 ns) beyond each side; returns what was set."""
+    margin = max(8.0, 0.25 * (row["latency_max_ns"] - row["latency_min_ns"]))
+    return tester.set_histogram(rx, max(0.0, row["latency_min_ns"] - margin), row["latency_max_ns"] + margin)
+
+
+def _binned(hist: dict, counts: list[int], first: dict, last: dict, rows: list[dict], from_interval: int) -> dict | None:
+    """The histogram record over rows[from_interval:]: its bins, and the frames below and above them
+    (event counters, which the clears leave: the difference of the port snapshots `first` and `last`
+    at that span's ends); None when those intervals hold no latency."""
+    binned = rows[from_interval:]
+    if not any(r["lat_count"] for r in binned):
+        return None
+    return {**hist, "counts": counts, "below": last["hist_below"] - first["hist_below"],
+            "above": last["hist_above"] - first["hist_above"], "from_interval": from_interval,
+            "frames": sum(r["lat_count"] for r in binned),
+            "min_ns": min(r["latency_min_ns"] for r in binned if r["lat_count"]),
+            "max_ns": max(r["latency_max_ns"] for r in binned if r["lat_count"])}
+
+
+def record_intervals(tester: Tester, plan: SweepPlan, stream: Stream, gap: float, keep):
     """Intervals timed by the gateware (the interval recorder): edge 0 now, then one every
     plan.interval_s of tester time, round(duration / interval) intervals, each exactly as long. The
     host only drains the ring. Percentiles: the first interval's latency range sets the histogram's
     bins; edges up to one the host is sure comes after that setting clear it, the later ones let it
-    add up, and it is read once, as the last edge latched it. Returns the rows and the histogram
-    (or None)."""
+    add up, and it is read once, as the last edge latched it. keep(row) takes each row as it comes.
+    Returns the rows and the histogram (or None)."""
     rx = plan.rx_port
     ring = tester.intervals()
-    gap = stream.frame_period_bytes() - stream.size - 8
-    period = round(plan.interval_s / (TICK_NS * 1e-9))
+    period = plan.interval_ticks()
     count = max(1, round(plan.duration_s / plan.interval_s))
     ring.start(period, count)
     poll_s = min(0.2, max(0.005, period * TICK_NS * 1e-9 / 4))
-    records, rows, hist = [], [], None
-    deadline = time.monotonic() + 60.0 + 100 * period * TICK_NS * 1e-9
+    patience_s = 60.0 + 100 * period * TICK_NS * 1e-9        # wall time for one record
+    records, snaps, rows, hist = [], [], [], None
+    deadline = time.monotonic() + patience_s
     while len(records) < count + 1:
         got, status = ring.drain()
         if status["lost"]:
@@ -115,82 +139,57 @@ def record_intervals(tester: Tester, plan: SweepPlan, stream: Stream, results: R
             if record["index"] != len(records):
                 raise RuntimeError(f"interval record {record['index']} where {len(records)} was due")
             records.append(record)
+            snaps.append(_record_snapshot(record, tester.n_ports))
             if len(records) < 2:
                 continue
-            prev, cur = (_record_snapshot(r, tester.n_ports) for r in records[-2:])
-            row = _interval_row(stream.size, len(rows), records[0]["time"], prev, cur, plan, gap)
+            row = _interval_row(stream.size, len(rows), records[0]["time"], snaps[-2], snaps[-1], plan, gap)
             if len(rows) == 0 and plan.percentiles and row["lat_count"]:
-                margin = max(8.0, 0.25 * (row["latency_max_ns"] - row["latency_min_ns"]))
-                hist = tester.set_histogram(rx, max(0.0, row["latency_min_ns"] - margin),
-                                            row["latency_max_ns"] + margin)
+                hist = _range_from(tester, rx, row)
                 # edges so far are at most `written` (one may be copying): the one after clears last
                 ring.keep_histogram_after(ring.status()["written"] + 1)
             rows.append(row)
-            if results:
-                results.add_sample(row)
-            if on_sample:
-                on_sample(row)
-            deadline = time.monotonic() + 60.0 + 100 * period * TICK_NS * 1e-9
+            keep(row)
+            deadline = time.monotonic() + patience_s
         if len(records) < count + 1:
             if time.monotonic() > deadline:
                 raise TimeoutError(f"interval record {len(records)} of {count} not written in time")
             time.sleep(poll_s)
-    histogram = None
-    if hist:
-        # the bins hold the frames after the last edge that cleared them, up to the last edge
-        cleared = max(i for i, r in enumerate(records) if r["flags"] & 1)
-        binned = rows[cleared:]
-        if any(r["lat_count"] for r in binned):
-            first, last = (_record_snapshot(records[i], tester.n_ports)["ports"][rx] for i in (cleared, count))
-            histogram = {**hist, "counts": tester.histogram(rx),
-                         "below": last["hist_below"] - first["hist_below"],
-                         "above": last["hist_above"] - first["hist_above"],
-                         "from_interval": cleared, "frames": sum(r["lat_count"] for r in binned),
-                         "min_ns": min(r["latency_min_ns"] for r in binned if r["lat_count"]),
-                         "max_ns": max(r["latency_max_ns"] for r in binned if r["lat_count"])}
-    return rows, histogram
+    if not hist:
+        return rows, None
+    # the bins hold the frames after the last edge that cleared them, up to the last edge
+    cleared = max(i for i, r in enumerate(records) if r["flags"] & 1)
+    return rows, _binned(hist, tester.histogram(rx), snaps[cleared]["ports"][rx], snaps[count]["ports"][rx],
+                         rows, cleared)
 
 
-def poll_intervals(tester: Tester, plan: SweepPlan, stream: Stream, results: ResultsDir | None, on_sample=None):
+def poll_intervals(tester: Tester, plan: SweepPlan, stream: Stream, gap: float, keep):
     """Intervals timed by the host, for a build without the interval recorder (the default 5A-75B):
     one snapshot-and-clear per interval, each at one clock edge on both ports, but the intervals are
     as long as the host's polling makes them (each row has its exact duration). Percentiles: the
     first interval's range sets the bins; the second has frames binned before and after that, so the
-    bins are read and summed from the third on. Returns the rows and the histogram (or None)."""
+    bins are read and summed from the third on. keep(row) takes each row as it comes. Returns the
+    rows and the histogram (or None)."""
     rx = plan.rx_port
-    gap = stream.frame_period_bytes() - stream.size - 8
     hist = bins = None
     rows = []
     prev = first_binned = tester.snapshot(clear_stats=True)
     t0 = prev["time_ticks"]
-    interval_ticks = round(plan.interval_s / (TICK_NS * 1e-9))
     end = t0 + round(plan.duration_s / (TICK_NS * 1e-9))
     while prev["time_ticks"] < end:
-        tester.wait_ticks(min(interval_ticks, end - prev["time_ticks"]))
+        tester.wait_ticks(min(plan.interval_ticks(), end - prev["time_ticks"]))
         cur = tester.snapshot(clear_stats=True)
         row = _interval_row(stream.size, len(rows), t0, prev, cur, plan, gap)
         if len(rows) == 0 and plan.percentiles and row["lat_count"]:
-            margin = max(8.0, 0.25 * (row["latency_max_ns"] - row["latency_min_ns"]))
-            hist = tester.set_histogram(rx, max(0.0, row["latency_min_ns"] - margin), row["latency_max_ns"] + margin)
+            hist = _range_from(tester, rx, row)
         elif len(rows) >= 2 and hist:   # the snapshot latched this interval's bins and cleared them
             first_binned = prev if bins is None else first_binned
             bins = [a + b for a, b in zip(bins or [0] * hist["bins"], tester.histogram(rx))]
         rows.append(row)
-        if results:
-            results.add_sample(row)
-        if on_sample:
-            on_sample(row)
+        keep(row)
         prev = cur
-    binned = rows[2:]
-    if bins is None or not any(r["lat_count"] for r in binned):
+    if bins is None:
         return rows, None
-    # below/above are event counters (the clears leave them): the binned intervals' share
-    last, first = prev["ports"][rx], first_binned["ports"][rx]
-    return rows, {**hist, "counts": bins, "below": last["hist_below"] - first["hist_below"],
-                  "above": last["hist_above"] - first["hist_above"], "from_interval": 2,
-                  "frames": sum(r["lat_count"] for r in binned),
-                  "min_ns": min(r["latency_min_ns"] for r in binned if r["lat_count"]),
-                  "max_ns": max(r["latency_max_ns"] for r in binned if r["lat_count"])}
+    return rows, _binned(hist, bins, first_binned["ports"][rx], prev["ports"][rx], rows, 2)
 
 
 def measure_size(tester: Tester, plan: SweepPlan, stream: Stream, results: ResultsDir | None, on_sample=None):
@@ -201,14 +200,20 @@ def measure_size(tester: Tester, plan: SweepPlan, stream: Stream, results: Resul
         raise SettingError(f"port {rx} has no receiver in this build")
     recorder = tester.has_intervals()
     if recorder:
-        tester.intervals().check_period(round(plan.interval_s / (TICK_NS * 1e-9)))   # before anything is sent
+        tester.intervals().check_period(plan.interval_ticks())   # before anything is sent
+
+    def keep(row):
+        if results:
+            results.add_sample(row)
+        if on_sample:
+            on_sample(row)
+
     tester.clear()
     tester.configure(tx, stream)
     gap = stream.frame_period_bytes() - stream.size - 8
     tester.start(tx)
     try:
-        samples, histogram = (record_intervals if recorder else poll_intervals)(tester, plan, stream, results,
-                                                                                 on_sample)
+        samples, histogram = (record_intervals if recorder else poll_intervals)(tester, plan, stream, gap, keep)
     finally:
         if recorder:
             tester.intervals().stop()
