@@ -494,7 +494,7 @@ def cmd_rfc2544(args) -> int:
 
     from fpgatest.measure import parse_sizes
     from fpgatest.output import write_json_atomic
-    from fpgatest.rfc2544 import TESTS, Bench, Rfc2544Plan, TrialLog, plot, run, tables
+    from fpgatest.rfc2544 import TESTS, Bench, Rfc2544Plan, TrialLog, path_text, plot, run, tables
     from fpgatest.tester import min_size
 
     twin = is_twin(args)
@@ -519,8 +519,13 @@ def cmd_rfc2544(args) -> int:
     with open_tester(args) as t:
         check_ports(t, args)
         back = (args.rx_port, args.tx_port)
-        if args.directions == "both" and t.has(back[0], "tx") and t.has(back[1], "rx"):
+        both_ways = t.has(back[0], "tx") and t.has(back[1], "rx")
+        if args.directions == "bidirectional" and not both_ways:
+            raise UserError(f"--directions bidirectional: this build cannot send on port {back[0]} and receive on "
+                            f"port {back[1]}")
+        if args.directions != "one" and both_ways:
             plan.directions.append(back)
+            plan.bidirectional = args.directions == "bidirectional"
         check_links(t, args, [args.tx_port, args.rx_port])
         load_calibration(t, args)
         apply_dut(t, args)
@@ -532,7 +537,7 @@ def cmd_rfc2544(args) -> int:
         log = TrialLog(out / "trials.csv")
 
         def show(row):
-            print(f"fpgatest: {row['test']} {row['tx_port']}→{row['rx_port']} {row['size_bytes']} B at "
+            print(f"fpgatest: {row['test']} {path_text(row)} {row['size_bytes']} B at "
                   f"{row['rate_percent']:.3f} %: {row['tx_frames']} sent, {row['lost']} lost", file=sys.stderr)
 
         try:
@@ -912,8 +917,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("test", choices=["throughput", "latency", "loss", "back-to-back", "all"],
                    help="which benchmark (latency measures the throughput first: it runs at that rate)")
     s.add_argument("--sizes", default="rfc2544", help="rfc2544 | 64,128,... | START:STOP:STEP (bytes)")
-    s.add_argument("--directions", default="both", choices=["one", "both"],
-                   help="tx-port -> rx-port only, or also back where the build can send and receive both ways")
+    s.add_argument("--directions", default="both", choices=["one", "both", "bidirectional"],
+                   help="tx-port -> rx-port only; also back, one way after the other, where the build can send "
+                        "and receive both ways; or bidirectional: both ways at once, the same load offered each "
+                        "way, a trial passing only if both do (RFC 2544 section 14)")
     seconds = bounded(float, 0.0, MAX_DURATION_S, low_open=True, unit=" s")
     for flag, key, help_text in (
             ("--trial", "trial_s", "seconds per throughput and loss trial"),

@@ -219,7 +219,7 @@ def measure_size(tester: Tester, plan: SweepPlan, stream: Stream, results: Resul
             tester.intervals().stop()
         tester.stop(tx)
     tester.wait_idle(tx)
-    final = drain(tester, rx, plan.drain_s)
+    final = drain(tester, [rx], plan.drain_s)
     p_rx, p_tx = final["ports"][rx], final["ports"][tx]
     sent = p_tx["tx_frames"]
     received = p_rx["seq_received"]
@@ -260,33 +260,40 @@ def measure_size(tester: Tester, plan: SweepPlan, stream: Stream, results: Resul
     return record, samples
 
 
-def drain(tester: Tester, rx: int, drain_s: float) -> dict:
-    """After a stream: wait drain_s of tester time, and again while frames still arrive on rx (the
-    device under test empties its queues), then retire the sequence tracker's window (its gaps become
-    losses). Returns the final snapshot: counters read after the path is empty, no phantom loss."""
-    last_rx = -1
+def drain(tester: Tester, rxs: list[int], drain_s: float) -> dict:
+    """After a stream: wait drain_s of tester time, and again while frames still arrive on any of the
+    ports rxs (the device under test empties its queues), then retire their sequence trackers' windows
+    (gaps become losses). Returns the final snapshot: counters read after the paths are empty, no
+    phantom loss."""
+    last = None
     while True:
         tester.wait_ticks(max(1, round(drain_s / (TICK_NS * 1e-9))))
-        now_rx = tester.dev.counters_now(rx)[f"port{rx}_stat_test_frames"]
-        if now_rx == last_rx:
+        now = [tester.dev.counters_now(rx)[f"port{rx}_stat_test_frames"] for rx in rxs]
+        if now == last:
             break
-        last_rx = now_rx
-    tester.flush(rx)
+        last = now
+    for rx in rxs:
+        tester.flush(rx)
     return tester.snapshot()
 
 
-def send_and_drain(tester: Tester, tx: int, rx: int, stream: Stream, drain_s: float, timeout_s: float) -> dict:
-    """Clear, send a counted stream from tx (stopped if the wait fails or is interrupted), then drain
-    rx: the snapshot of a finished trial, read once the path is empty."""
+def send_and_drain(tester: Tester, flows: list[tuple[int, int]], streams: list[Stream], drain_s: float,
+                   timeout_s: float) -> dict:
+    """Clear, send each flow's counted stream from its TX port, all at once (one flow, or both ways; all
+    are stopped if a start or a wait fails or is interrupted), then drain every RX port: the snapshot
+    of a finished trial, read once the paths are empty."""
     tester.clear()
-    tester.configure(tx, stream)
-    tester.start(tx)
+    for (tx, _), stream in zip(flows, streams, strict=True):
+        tester.configure(tx, stream)
     try:
-        tester.wait_idle(tx, timeout_s=timeout_s)
+        tester.start(*(tx for tx, _ in flows))
+        for tx, _ in flows:
+            tester.wait_idle(tx, timeout_s=timeout_s)
     except BaseException:
-        tester.stop(tx)
+        for tx, _ in flows:
+            tester.stop(tx)
         raise
-    return drain(tester, rx, drain_s)
+    return drain(tester, [rx for _, rx in flows], drain_s)
 
 
 def frames_lost(p_rx: dict, seq_start: int, sent: int) -> int:

@@ -55,7 +55,7 @@ def probe_run(t: Tester, tx: int, rx: int, stream: Stream, drain_s: float) -> tu
         raise SettingError(f"{stream.count} probes in one run: the sample FIFO holds {depth}")
     t.dev.write(f"port{rx}_cfg_sample_every", 1)
     try:
-        snap = send_and_drain(t, tx, rx, stream, drain_s, timeout_s=60.0)
+        snap = send_and_drain(t, [(tx, rx)], [stream], drain_s, timeout_s=60.0)
         samples = t.samples(rx, limit=depth + 1)
     finally:
         t.dev.write(f"port{rx}_cfg_sample_every", 0)
@@ -817,7 +817,7 @@ def _echo_level(t: Tester, plan: EchoPlan, port: int, reply_port: int, timeout_t
         if loading:
             t.stop(plan.load_port)
     t.wait_idle(port, timeout_s=60.0)
-    final = drain(t, reply_port, plan.drain_s)
+    final = drain(t, [reply_port], plan.drain_s)
     p_tx, p_rx = final["ports"][port], final["ports"][reply_port]
     # throughput between the first progress snapshot and the last: the start-up (slow start, the first
     # round trip) left out; +-1 reply at each end of the span is the counting resolution

@@ -19,9 +19,13 @@ from fpgatest.output import number_text, percentile_text, write_json_atomic
 from fpgatest.tester import MIN_IFG, SettingError, Stream, Tester, lat_ns
 
 TESTS = ("throughput", "latency", "loss", "back-to-back")
-TRIAL_COLUMNS = ["test", "tx_port", "rx_port", "size_bytes", "rate_percent", "frames", "tx_frames", "rx_frames",
+TRIAL_COLUMNS = ["test", "tx_port", "rx_port", "bidirectional", "size_bytes", "rate_percent", "frames", "tx_frames", "rx_frames",
                  "lost", "loss_percent", "duration_s", "latency_count", "latency_min_ns", "latency_mean_ns",
                  "latency_max_ns"]
+
+
+# address registers a stream on the way back takes from the other side's
+SWAPPED = {"cfg_src_mac": "cfg_dst_mac", "cfg_dst_mac": "cfg_src_mac", "cfg_src_ip": "cfg_dst_ip", "cfg_dst_ip": "cfg_src_ip"}
 
 
 @dataclass
@@ -30,6 +34,7 @@ class Rfc2544Plan:
     proto: str
     sizes: list[int]
     directions: list[tuple[int, int]]
+    bidirectional: bool = False       # RFC 2544 14: both directions at once, the same rate offered each way
     trial_s: float = 60.0             # throughput and frame-loss trials (RFC: at least 60 s)
     latency_trial_s: float = 120.0    # latency trials (RFC: 120 s)
     latency_trials: int = 20          # RFC: at least 20, averaged
@@ -57,9 +62,18 @@ class Rfc2544Plan:
         if self.latency_trials < 1 or self.burst_trials < 1 or self.learning_frames < 0:
             raise SettingError("latency and burst repetitions must be >= 1, learning frames >= 0")
 
-    def stream(self, size: int, rate_percent: float, count: int = 0) -> Stream:
-        return Stream(proto=self.proto, size=size, rate_percent=rate_percent, count=count, vlan=self.vlan,
-                      extra=dict(self.extra))
+    def groups(self) -> list[list[tuple[int, int]]]:
+        """The flows each benchmark runs at once: every direction on its own, or both together."""
+        return [list(self.directions)] if self.bidirectional else [[d] for d in self.directions]
+
+    def stream(self, size: int, rate_percent: float, count: int = 0, flow: tuple[int, int] | None = None) -> Stream:
+        """The test stream of a flow: the given addresses (extra) on the first direction, swapped on the
+        way back."""
+        extra = dict(self.extra)
+        if flow is not None and flow != self.directions[0]:
+            extra = {k: v for k, v in self.extra.items() if k not in SWAPPED}
+            extra.update({SWAPPED[k]: v for k, v in self.extra.items() if k in SWAPPED})
+        return Stream(proto=self.proto, size=size, rate_percent=rate_percent, count=count, vlan=self.vlan, extra=extra)
 
     def frames(self, size: int, rate_percent: float, seconds: float) -> int:
         """Frames a trial of `seconds` at a rate sends (at least one)."""
@@ -93,6 +107,8 @@ class Bench:
         for tx, rx in plan.directions:
             if not (tester.has(tx, "tx") and tester.has(rx, "rx")):
                 raise SettingError(f"port {tx} -> {rx}: this build cannot send on {tx} and receive on {rx}")
+        if plan.bidirectional and (len(plan.directions) != 2 or plan.directions[1] != plan.directions[0][::-1]):
+            raise SettingError("bidirectional traffic needs one path and its way back")
 
     # ---- one trial (RFC 2544 23) -----------------------------------------------------------------
 
@@ -104,98 +120,118 @@ class Bench:
         tx, rx = direction
         if not self.plan.learning_frames or not self.t.has(rx, "tx"):
             return False
-        extra = {}
-        for mine, theirs in (("cfg_src_mac", "cfg_dst_mac"), ("cfg_dst_mac", "cfg_src_mac")):
-            if theirs in self.plan.extra:
-                extra[mine] = self.plan.extra[theirs]
+        sent = self.plan.stream(64, 100.0, flow=direction).extra
+        extra = {mine: sent[theirs] for mine, theirs in (("cfg_src_mac", "cfg_dst_mac"), ("cfg_dst_mac", "cfg_src_mac"))
+                 if theirs in sent}
         stream = Stream(proto="eth", size=64, ifg=1000, count=self.plan.learning_frames, vlan=self.plan.vlan,
                         extra=extra)
         self.t.configure(rx, stream)
         self.t.start(rx)
         self.t.wait_idle(rx)
         if self.t.has(tx, "rx"):
-            drain(self.t, tx, self.plan.drain_s)
+            drain(self.t, [tx], self.plan.drain_s)
         else:
             self.t.wait_ticks(max(1, round(self.plan.drain_s / (TICK_NS * 1e-9))))
         return True
 
-    def trial(self, test: str, direction: tuple[int, int], size: int, rate_percent: float, frames: int,
-              histogram: bool = False) -> dict:
-        """`frames` frames of `size` at `rate_percent` of line rate; counters read once the path is empty
-        (and the receiver's latency histogram with its below/above counts, where asked)."""
-        tx, rx = direction
-        stream = self.plan.stream(size, rate_percent, frames)
-        snap = send_and_drain(self.t, tx, rx, stream, self.plan.drain_s,
+    def trial(self, test: str, flows: list[tuple[int, int]], size: int, rate_percent: float, frames: int,
+              histogram: bool = False) -> list[dict]:
+        """`frames` frames of `size` at `rate_percent` of line rate on every flow at once; counters read
+        once every path is empty (and each receiver's latency histogram with its below/above counts,
+        where asked). One row per flow."""
+        streams = [self.plan.stream(size, rate_percent, frames, flow) for flow in flows]
+        snap = send_and_drain(self.t, flows, streams, self.plan.drain_s,
                               timeout_s=60.0 + 10 * frames / theoretical_fps(size, MIN_IFG) * 100 / rate_percent)
-        p_tx, p_rx = snap["ports"][tx], snap["ports"][rx]
-        sent = p_tx["tx_frames"]
-        lost = frames_lost(p_rx, stream.seq_start, sent)
-        lat = Tester.latency_summary(p_rx)
-        row = {"test": test, "tx_port": tx, "rx_port": rx, "size_bytes": size, "rate_percent": rate_percent,
-               "frames": frames, "tx_frames": sent, "rx_frames": sent - lost, "lost": lost,
-               "loss_percent": 100 * lost / sent if sent else 0.0,
-               "duration_s": sent / (theoretical_fps(size, MIN_IFG) * rate_percent / 100),
-               "latency_count": lat["count"], "latency_min_ns": lat["min"], "latency_mean_ns": lat["mean"],
-               "latency_max_ns": lat["max"], "latency_stdev_ns": lat["stdev"],
-               "jitter_sum_ns": lat_ns(p_rx["jit_sum"]), "jitter_max_ns": lat["jitter_max"]}
-        if histogram:
-            row["histogram"] = {"bins": self.t.histogram(rx), "below": p_rx["hist_below"], "above": p_rx["hist_above"]}
-        if sent != frames:
-            raise RuntimeError(f"port {tx} sent {sent} of {frames} frames in a trial: the generator stopped early")
-        if self.log:
-            self.log.add(row)
-        if self.on_trial:
-            self.on_trial(row)
-        return row
+        rows = []
+        for tx, rx in flows:
+            p_tx, p_rx = snap["ports"][tx], snap["ports"][rx]
+            sent = p_tx["tx_frames"]
+            if sent != frames:
+                raise RuntimeError(f"port {tx} sent {sent} of {frames} frames in a trial: the generator stopped early")
+            lost = frames_lost(p_rx, streams[0].seq_start, sent)
+            lat = Tester.latency_summary(p_rx)
+            row = {"test": test, "tx_port": tx, "rx_port": rx, "bidirectional": len(flows) > 1, "size_bytes": size,
+                   "rate_percent": rate_percent, "frames": frames, "tx_frames": sent, "rx_frames": sent - lost,
+                   "lost": lost, "loss_percent": 100 * lost / sent if sent else 0.0,
+                   "duration_s": sent / (theoretical_fps(size, MIN_IFG) * rate_percent / 100),
+                   "latency_count": lat["count"], "latency_min_ns": lat["min"], "latency_mean_ns": lat["mean"],
+                   "latency_max_ns": lat["max"], "latency_stdev_ns": lat["stdev"],
+                   "jitter_sum_ns": lat_ns(p_rx["jit_sum"]), "jitter_max_ns": lat["jitter_max"]}
+            if histogram:
+                row["histogram"] = {"bins": self.t.histogram(rx), "below": p_rx["hist_below"],
+                                    "above": p_rx["hist_above"]}
+            rows.append(row)
+        for row in rows:
+            if self.log:
+                self.log.add(row)
+            if self.on_trial:
+                self.on_trial(row)
+        return rows
 
-    def passes(self, row: dict) -> bool:
+    def passes(self, rows: list[dict]) -> bool:
+        """Every flow of a trial passes: no loss, or at most the accepted loss."""
         if self.plan.accept_loss_percent == 0:
-            return row["lost"] == 0
-        return row["loss_percent"] <= self.plan.accept_loss_percent
+            return all(row["lost"] == 0 for row in rows)
+        return all(row["loss_percent"] <= self.plan.accept_loss_percent for row in rows)
+
+    @staticmethod
+    def _record(flows, flow, size, **fields) -> dict:
+        return {"size_bytes": size, "tx_port": flow[0], "rx_port": flow[1], "bidirectional": len(flows) > 1, **fields}
 
     # ---- 26.1 throughput ----------------------------------------------------------------------------
 
-    def throughput(self, direction, size) -> dict:
+    def throughput(self, flows, size) -> list[dict]:
         """Binary search for the highest rate whose trial passes (no loss, or at most the accepted
-        loss), starting at line rate: the throughput lies between the highest rate that passed and the
-        lowest that failed, at most the resolution apart."""
+        loss, on every flow), starting at line rate: the throughput lies between the highest rate that
+        passed and the lowest that failed, at most the resolution apart. Bidirectional: the rate
+        offered each way at once (RFC 2544 14), one record per flow."""
         plan = self.plan
         trials = []
 
         def run(rate):
-            row = self.trial("throughput", direction, size, rate, plan.frames(size, rate, plan.trial_s))
-            trials.append(row)
-            return self.passes(row)
+            rows = self.trial("throughput", flows, size, rate, plan.frames(size, rate, plan.trial_s))
+            trials.append(rows)
+            return self.passes(rows)
 
         lo, hi = search_rate(run, plan.resolution_percent)
         found = lo > 0
-        at = [r for r in trials if r["rate_percent"] == lo and r["latency_count"]]
         fps = theoretical_fps(size, MIN_IFG) * lo / 100 if found else None
-        return {"size_bytes": size, "tx_port": direction[0], "rx_port": direction[1],
-                "throughput_percent": lo if found else None, "failed_at_percent": hi if lo < 100 else None,
-                "resolution_percent": plan.resolution_percent, "accept_loss_percent": plan.accept_loss_percent,
-                "frames_per_s": fps, "mbps": fps * size * 8 / 1e6 if fps else None,
-                "latency_range_ns": [at[-1]["latency_min_ns"], at[-1]["latency_max_ns"]] if at else None,
-                "trials": len(trials)}
+        out = []
+        for i, flow in enumerate(flows):
+            at = [rows[i] for rows in trials if rows[i]["rate_percent"] == lo and rows[i]["latency_count"]]
+            out.append(self._record(
+                flows, flow, size, throughput_percent=lo if found else None, failed_at_percent=hi if lo < 100 else None,
+                resolution_percent=plan.resolution_percent, accept_loss_percent=plan.accept_loss_percent,
+                frames_per_s=fps, mbps=fps * size * 8 / 1e6 if fps else None,
+                latency_range_ns=[at[-1]["latency_min_ns"], at[-1]["latency_max_ns"]] if at else None,
+                trials=len(trials)))
+        return out
 
     # ---- 26.2 latency -------------------------------------------------------------------------------
 
-    def latency(self, direction, size, rate_percent, estimate: list[float] | None = None) -> dict:
+    def latency(self, flows, size, rate_percent, estimates: list) -> list[dict]:
         """latency_trials trials at the throughput rate; every frame is stamped (the RFC stamps one per
         trial), each trial gives its mean, and the trials' means are averaged as the RFC asks.
-        Percentiles come from the receiver's histogram, its 64 bins set over `estimate` (the latency
-        range of the throughput trial at this rate) with a margin; frames outside are counted apart."""
+        Percentiles come from each receiver's histogram, its 64 bins set over that flow's estimate (the
+        latency range of the throughput trial at this rate, or None) with a margin; frames outside are
+        counted apart."""
         plan = self.plan
-        tx, rx = direction
-        hist = None
-        if estimate is not None:
-            low, high = estimate
-            margin = max(8.0, 0.25 * (high - low))
-            hist = self.t.set_histogram(rx, max(0.0, low - margin), high + margin)
-        rows = [self.trial("latency", direction, size, rate_percent,
-                           plan.frames(size, rate_percent, plan.latency_trial_s), histogram=hist is not None)
-                for _ in range(plan.latency_trials)]
-        record = {"size_bytes": size, "tx_port": tx, "rx_port": rx, "rate_percent": rate_percent, "trials": len(rows)}
+        hists = []
+        for (_, rx), estimate in zip(flows, estimates):
+            hist = None
+            if estimate is not None:
+                low, high = estimate
+                margin = max(8.0, 0.25 * (high - low))
+                hist = self.t.set_histogram(rx, max(0.0, low - margin), high + margin)
+            hists.append(hist)
+        trials = [self.trial("latency", flows, size, rate_percent, plan.frames(size, rate_percent, plan.latency_trial_s),
+                             histogram=any(h is not None for h in hists))
+                  for _ in range(plan.latency_trials)]
+        return [self._latency_record(flows, flow, size, rate_percent, [rows[i] for rows in trials], hists[i])
+                for i, flow in enumerate(flows)]
+
+    def _latency_record(self, flows, flow, size, rate_percent, rows: list[dict], hist: dict | None) -> dict:
+        record = self._record(flows, flow, size, rate_percent=rate_percent, trials=len(rows))
         means = [r["latency_mean_ns"] for r in rows if r["latency_count"]]
         if not means:
             return {**record, "fifo_ns": None}
@@ -230,28 +266,31 @@ class Bench:
 
     # ---- 26.3 frame loss rate -----------------------------------------------------------------------
 
-    def loss(self, direction, size) -> dict:
-        """From line rate down in steps of loss_step_percent until two successive trials lose nothing."""
+    def loss(self, flows, size) -> list[dict]:
+        """From line rate down in steps of loss_step_percent until two successive trials lose nothing
+        (on any flow)."""
         plan = self.plan
-        points, clean = [], 0
+        points, clean = [[] for _ in flows], 0
         k = 0
         while clean < 2:
             rate = round(100.0 - k * plan.loss_step_percent, 6)
             if rate <= 0:
                 break
-            row = self.trial("loss", direction, size, rate, plan.frames(size, rate, plan.trial_s))
-            points.append({"rate_percent": rate, "loss_percent": row["loss_percent"], "tx_frames": row["tx_frames"],
-                           "lost": row["lost"]})
-            clean = clean + 1 if row["lost"] == 0 else 0
+            rows = self.trial("loss", flows, size, rate, plan.frames(size, rate, plan.trial_s))
+            for flow_points, row in zip(points, rows):
+                flow_points.append({"rate_percent": rate, "loss_percent": row["loss_percent"],
+                                    "tx_frames": row["tx_frames"], "lost": row["lost"]})
+            clean = clean + 1 if all(row["lost"] == 0 for row in rows) else 0
             k += 1
-        return {"size_bytes": size, "tx_port": direction[0], "rx_port": direction[1], "points": points}
+        return [self._record(flows, flow, size, points=flow_points) for flow, flow_points in zip(flows, points)]
 
     # ---- 26.4 back-to-back frames -------------------------------------------------------------------
 
-    def back_to_back(self, direction, size) -> dict:
-        """The longest burst at minimum gap that passes through without loss, searched to one frame, up
-        to burst_s of line rate; repeated burst_trials times and averaged. A repetition first checks the
-        previous answer and the burst one frame longer, and searches again only if they disagree."""
+    def back_to_back(self, flows, size) -> list[dict]:
+        """The longest burst at minimum gap that passes through without loss (on every flow), searched
+        to one frame, up to burst_s of line rate; repeated burst_trials times and averaged. A repetition
+        first checks the previous answer and the burst one frame longer, and searches again only if they
+        disagree."""
         plan = self.plan
         longest = plan.frames(size, 100.0, plan.burst_s)
         results, trials = [], 0
@@ -259,15 +298,15 @@ class Bench:
         def clean(n):
             nonlocal trials
             trials += 1
-            return self.trial("back-to-back", direction, size, 100.0, n)["lost"] == 0
+            return all(row["lost"] == 0 for row in self.trial("back-to-back", flows, size, 100.0, n))
 
         for _ in range(plan.burst_trials):
             results.append(search_burst(clean, longest, results[-1] if results else None))
         avg = sum(results) / len(results)
-        return {"size_bytes": size, "tx_port": direction[0], "rx_port": direction[1],
-                "frames": avg, "min_frames": min(results), "max_frames": max(results),
-                "burst_s": avg / theoretical_fps(size, MIN_IFG), "longest_tried": longest,
-                "at_limit": min(results) == longest, "repetitions": len(results), "trials": trials}
+        return [self._record(flows, flow, size, frames=avg, min_frames=min(results), max_frames=max(results),
+                             burst_s=avg / theoretical_fps(size, MIN_IFG), longest_tried=longest,
+                             at_limit=min(results) == longest, repetitions=len(results), trials=trials)
+                for flow in flows]
 
 
 def search_rate(passes, resolution: float) -> tuple[float, float]:
@@ -312,27 +351,29 @@ def forwarding(latency: list[dict]) -> str:
 
 
 def run(bench: Bench, tests: list[str], out: Path, meta: dict) -> dict:
-    """The chosen benchmarks over every direction and size; results.json rewritten after each size."""
+    """The chosen benchmarks over every group of flows (each direction in turn, or both at once) and
+    size; results.json rewritten after each size."""
     plan = bench.plan
     results = {"meta": meta, "tests": tests, "throughput": [], "latency": [], "loss": [], "back_to_back": [],
                "learning": []}
-    for direction in plan.directions:
+    for flows in plan.groups():
         for size in plan.sizes:
-            results["learning"].append({"tx_port": direction[0], "rx_port": direction[1], "size_bytes": size,
-                                        "sent": bench.learn(direction, size)})
+            for flow in flows:
+                results["learning"].append({"tx_port": flow[0], "rx_port": flow[1], "size_bytes": size,
+                                            "sent": bench.learn(flow, size)})
             tput = None
             if "throughput" in tests or "latency" in tests:
-                tput = bench.throughput(direction, size)
-                results["throughput"].append(tput)
+                tput = bench.throughput(flows, size)
+                results["throughput"] += tput
             if "latency" in tests:
-                rate = tput["throughput_percent"]
-                results["latency"].append(bench.latency(direction, size, rate, tput["latency_range_ns"]) if rate else
-                                          {"size_bytes": size, "tx_port": direction[0], "rx_port": direction[1],
-                                           "rate_percent": None, "fifo_ns": None, "trials": 0})
+                rate = tput[0]["throughput_percent"]
+                results["latency"] += (bench.latency(flows, size, rate, [r["latency_range_ns"] for r in tput]) if rate
+                                       else [Bench._record(flows, flow, size, rate_percent=None, fifo_ns=None, trials=0)
+                                             for flow in flows])
             if "loss" in tests:
-                results["loss"].append(bench.loss(direction, size))
+                results["loss"] += bench.loss(flows, size)
             if "back-to-back" in tests:
-                results["back_to_back"].append(bench.back_to_back(direction, size))
+                results["back_to_back"] += bench.back_to_back(flows, size)
             write_json_atomic(out / "results.json", finish(results))
     return finish(results)
 
@@ -351,8 +392,9 @@ def finish(results: dict) -> dict:
 
 # ---- report ----------------------------------------------------------------------------------------
 
-def _dir(r: dict) -> str:
-    return f"{r['tx_port']}→{r['rx_port']}"
+def path_text(r: dict) -> str:
+    """The path of a record; "(both ways)" where the way back carried traffic at the same time."""
+    return f"{r['tx_port']}→{r['rx_port']}" + (" (both ways)" if r.get("bidirectional") else "")
 
 
 def tables(results: dict) -> str:
@@ -360,6 +402,10 @@ def tables(results: dict) -> str:
     f = number_text
     meta = results["meta"]
     lines = [f"RFC 2544 on {meta['target']}, {meta['proto']}: {meta['trial_note']}", ""]
+    if meta["plan"].get("bidirectional"):
+        lines += ["Bidirectional traffic (RFC 2544 section 14): both ways at once, the same load offered each way; "
+                  "a trial passes only if neither way loses more than allowed. Rates are per direction; the "
+                  "aggregate is twice the frames/s and Mb/s shown.", ""]
     if results["throughput"]:
         lines += ["Throughput (26.1): highest offered load with "
                   + ("no loss" if meta["plan"]["accept_loss_percent"] == 0
@@ -369,7 +415,7 @@ def tables(results: dict) -> str:
                   "| path | size (B) | throughput (% line) | failed at (%) | frames/s | Mb/s (frame bits) | "
                   "line rate (frames/s) | trials |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
         for r in results["throughput"]:
-            lines.append(f"| {_dir(r)} | {r['size_bytes']} | {f(r['throughput_percent'], '.3f')} | "
+            lines.append(f"| {path_text(r)} | {r['size_bytes']} | {f(r['throughput_percent'], '.3f')} | "
                          f"{f(r['failed_at_percent'], '.3f')} | {f(r['frames_per_s'], '.0f')} | {f(r['mbps'], '.1f')} | "
                          f"{theoretical_fps(r['size_bytes'], MIN_IFG):.0f} | {r['trials']} |")
         lines.append("")
@@ -382,7 +428,7 @@ def tables(results: dict) -> str:
                   "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
         for r in results["latency"]:
             lifo = r.get("lifo_ns")
-            lines.append(f"| {_dir(r)} | {r['size_bytes']} | {f(r['rate_percent'], '.3f')} | {f(r['fifo_ns'])} | "
+            lines.append(f"| {path_text(r)} | {r['size_bytes']} | {f(r['rate_percent'], '.3f')} | {f(r['fifo_ns'])} | "
                          f"{f(lifo if lifo is not None and lifo >= 0 else None)} | {f(r.get('rfc1242_ns'))} | "
                          f"{f(r.get('trial_stdev_ns'))} | {f(r.get('min_ns'))} | {f(r.get('max_ns'))} | "
                          f"{f(r.get('jitter_mean_ns'), '.2f')} / {f(r.get('jitter_max_ns'))} | "
@@ -399,7 +445,7 @@ def tables(results: dict) -> str:
                 cells = [percentile_text(q) for q in r["percentiles"]]
                 pdv = r["pdv_ns"][-1]
                 h = r["histogram"]
-                lines.append(f"| {_dir(r)} | {r['size_bytes']} | {h['bin_ns']:g} | {' | '.join(cells)} | "
+                lines.append(f"| {path_text(r)} | {r['size_bytes']} | {h['bin_ns']:g} | {' | '.join(cells)} | "
                              f"{percentile_text(pdv)} | {h['below'] + h['above']} |")
         lines.append("")
     if results["loss"]:
@@ -408,7 +454,7 @@ def tables(results: dict) -> str:
                   "| path | size (B) | offered (% line) | sent | lost | loss (%) |", "|---|---:|---:|---:|---:|---:|"]
         for r in results["loss"]:
             for p in r["points"]:
-                lines.append(f"| {_dir(r)} | {r['size_bytes']} | {p['rate_percent']:g} | {p['tx_frames']} | "
+                lines.append(f"| {path_text(r)} | {r['size_bytes']} | {p['rate_percent']:g} | {p['tx_frames']} | "
                              f"{p['lost']} | {p['loss_percent']:.3f} |")
         lines.append("")
     if results["back_to_back"]:
@@ -418,12 +464,12 @@ def tables(results: dict) -> str:
                   "|---|---:|---:|---:|---:|---:|---:|---:|"]
         for r in results["back_to_back"]:
             at = "≥ " if r["at_limit"] else ""
-            lines.append(f"| {_dir(r)} | {r['size_bytes']} | {at}{r['frames']:.1f} | {r['min_frames']} | "
+            lines.append(f"| {path_text(r)} | {r['size_bytes']} | {at}{r['frames']:.1f} | {r['min_frames']} | "
                          f"{r['max_frames']} | {at}{r['burst_s'] * 1e6:.2f} | {r['repetitions']} | {r['trials']} |")
         lines.append("")
     skipped = [r for r in results["learning"] if not r["sent"]]
     if skipped and meta["plan"]["learning_frames"]:
-        lines.append("note: no learning frames on " + ", ".join(sorted({_dir(r) for r in skipped}))
+        lines.append("note: no learning frames on " + ", ".join(sorted({path_text(r) for r in skipped}))
                      + ": the receiving port has no generator in this build")
     return "\n".join(lines).rstrip() + "\n"
 
@@ -473,7 +519,7 @@ def plot(out: Path, results: dict) -> list[Path]:
         fig, ax = plt.subplots(figsize=(7, 4.5))
         for r in results["loss"]:
             ax.plot([p["rate_percent"] for p in r["points"]], [p["loss_percent"] for p in r["points"]], "o-",
-                    label=f"{r['size_bytes']} B {_dir(r)}")
+                    label=f"{r['size_bytes']} B {path_text(r)}")
         ax.set_xlabel("offered load (% of line rate)")
         ax.set_ylabel("frame loss rate (%)")
         ax.set_title("RFC 2544 frame loss rate")

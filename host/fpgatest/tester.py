@@ -204,12 +204,19 @@ class Tester:
                 self.dev.write(f"port{port}_{name}", value)
                 written[name] = value
 
-    def start(self, port: int) -> None:
-        self.dev.pulse(f"port{port}_control", "start")
-        error = self.dev.read(f"port{port}_stat_tx_error")
-        if error:
-            reasons = [text for bit, text in self.gen_errors.items() if error & bit]
-            raise SettingError(f"port {port} refused the stream: {'; '.join(reasons)}")
+    def start(self, *ports: int) -> None:
+        """Start the generators of `ports`, one write after the other with nothing read in between
+        (so that they start as close together as the link allows), then check that none refused its
+        stream; if one did, the others are stopped again."""
+        for port in ports:
+            self.dev.pulse(f"port{port}_control", "start")
+        for port in ports:
+            error = self.dev.read(f"port{port}_stat_tx_error")
+            if error:
+                for other in ports:
+                    self.stop(other)
+                reasons = [text for bit, text in self.gen_errors.items() if error & bit]
+                raise SettingError(f"port {port} refused the stream: {'; '.join(reasons)}")
 
     def stop(self, port: int) -> None:
         self.dev.pulse(f"port{port}_control", "stop")

@@ -232,7 +232,7 @@ def test_echo_reno_and_load_losses_are_the_models_drops(twin_link, tmp_path):
         # port 1's stream again (not its own echoes)
         t.dut_set("ab", rate_mbps=1000, buffer_bytes=128 * 1024)
         for tx, rx in ((0, 1), (1, 0)):
-            snap = send_and_drain(t, tx, rx, Stream(proto="ipv4", size=64, count=10), 0.0002, 60)
+            snap = send_and_drain(t, [(tx, rx)], [Stream(proto="ipv4", size=64, count=10)], 0.0002, 60)
             assert snap["ports"][rx]["test_frames"] == 10 and snap["ports"][rx]["other_stream"] == 0
 
 

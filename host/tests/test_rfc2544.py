@@ -150,6 +150,58 @@ def test_rfc2544_all_on_a_bottleneck(twin_link, tmp_path, capsys):
     assert "stopped" not in json.loads((out / "run.json").read_text())
 
 
+def test_rfc2544_bidirectional(twin_link, tmp_path, capsys, monkeypatch):
+    """`--directions bidirectional` (RFC 2544 section 14): every trial sends both ways at once, the same
+    frames at the same rate each way, and both generators are sending together; through the 500 Mb/s
+    bottleneck one way and line rate the other, the way with the bottleneck loses exactly what the
+    reference model drops and the other nothing, so the throughput both ways is the bottleneck's, and
+    the back-to-back burst both ways is the bottleneck's first drop."""
+    url, csr = twin_link
+    with Device(url, csr) as dev:
+        t = Tester(dev)
+        for path in ("ab", "ba"):
+            t.dut_set(path, latency_ns=1000, per_byte_ns=8, rate_mbps=1000, buffer_bytes=131072, max_frame=9216,
+                      cable_in_ns=0, cable_out_ns=0, cut_through=0, dither=0)
+        t.dut_set("ab", **BOTTLENECK)
+    calls, together = [], []
+    start, wait_idle = Tester.start, Tester.wait_idle
+
+    def spy_start(self, *ports):
+        start(self, *ports)
+        calls.append(("start", *ports))
+        together.append(self.busy(0) and self.busy(1))
+
+    def spy_wait(self, port, timeout_s=600.0):
+        calls.append(("wait", port))
+        wait_idle(self, port, timeout_s)
+
+    monkeypatch.setattr(Tester, "start", spy_start)
+    monkeypatch.setattr(Tester, "wait_idle", spy_wait)
+    out = tmp_path / "bidir"
+    argv = ["rfc2544", "throughput", "--url", url, "--csr", str(csr), "--calibration", "none", "--sizes", "64",
+            "--directions", "bidirectional", "--learning-frames", "0", "--out", str(out)]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+
+    trials = list(csv.DictReader(open(out / "trials.csv")))
+    assert len(trials) % 2 == 0 and len(trials) > 2
+    for a, b in zip(trials[::2], trials[1::2]):
+        assert (a["tx_port"], b["tx_port"]) == ("0", "1") and a["bidirectional"] == b["bidirectional"] == "True"
+        assert a["rate_percent"] == b["rate_percent"] and a["frames"] == b["frames"] == a["tx_frames"] == b["tx_frames"]
+        rate, frames = float(a["rate_percent"]), int(a["frames"])
+        assert int(a["lost"]) == len(drops(64, period_bytes(64, rate), frames, buffer_bytes=4096, pace=PACE)), a
+        assert int(b["lost"]) == 0, b
+    assert len(together) == len(trials) // 2 and all(together), "every trial sends both ways at once"
+    assert calls[:3] == [("start", 0, 1), ("wait", 0), ("wait", 1)]
+    res = json.loads((out / "results.json").read_text())
+    ab, ba = res["throughput"]
+    assert (ab["tx_port"], ba["tx_port"]) == (0, 1) and ab["bidirectional"] and ba["bidirectional"]
+    assert ab["throughput_percent"] == ba["throughput_percent"] < 100 and ab["trials"] == ba["trials"] == len(trials) // 2
+    lo, hi = ab["throughput_percent"], ab["failed_at_percent"]
+    assert hi - lo <= 1.0 and 50.0 - 1.0 <= lo and hi > 50.0
+    assert "Bidirectional traffic (RFC 2544 section 14)" in printed and "0→1 (both ways)" in printed
+
+
 def test_rfc2544_refuses_a_used_directory(twin_link, tmp_path, capsys):
     url, csr = twin_link
     out = tmp_path / "rfc"
