@@ -46,7 +46,7 @@ class SweepPlan:
     tx_port: int = 0
     rx_port: int = 1
     drain_s: float = 0.0005
-    percentiles: bool = True                             # histogram over the first interval's range
+    percentiles: bool = True                             # histogram over the latency range, once it settles
     vlan: int | None = None                              # 802.1Q TCI, or no tag
     extra: dict = field(default_factory=dict)            # further generator registers (addresses)
 
@@ -92,11 +92,22 @@ def _record_snapshot(record: dict, n_ports: int) -> dict:
     return {"time_ticks": record["time"], "ports": ports}
 
 
+OUTSIDE_MAX = 0.001   # latencies of an interval outside the bins beyond which the bins follow (p99.9 inside)
+
+
 def _range_from(tester: Tester, rx: int, row: dict) -> dict:
-    """Set the histogram's bins over the first interval's latency range, a quarter of it (at least
-    8 ns) beyond each side; returns what was set."""
+    """Set the histogram's bins over an interval's latency range, a quarter of it (at least 8 ns)
+    beyond each side; returns what was set."""
     margin = max(8.0, 0.25 * (row["latency_max_ns"] - row["latency_min_ns"]))
     return tester.set_histogram(rx, max(0.0, row["latency_min_ns"] - margin), row["latency_max_ns"] + margin)
+
+
+def _outside(prev: dict, cur: dict, rx: int, row: dict) -> bool:
+    """More than OUTSIDE_MAX of an interval's latencies fell outside the histogram's bins (the event
+    counters hist_below/hist_above between its two snapshots): the bins no longer describe the latency,
+    as while a queue fills or drains."""
+    p, q = cur["ports"][rx], prev["ports"][rx]
+    return (p["hist_below"] - q["hist_below"]) + (p["hist_above"] - q["hist_above"]) > OUTSIDE_MAX * row["lat_count"]
 
 
 def _binned(hist: dict, counts: list[int], first: dict, last: dict, rows: list[dict], from_interval: int) -> dict | None:
@@ -118,7 +129,10 @@ def record_intervals(tester: Tester, plan: SweepPlan, stream: Stream, gap: float
     plan.interval_s of tester time, round(duration / interval) intervals, each exactly as long. The
     host only drains the ring. Percentiles: the first interval's latency range sets the histogram's
     bins; edges up to one the host is sure comes after that setting clear it, the later ones let it
-    add up, and it is read once, as the last edge latched it. keep(row) takes each row as it comes.
+    add up, and it is read once, as the last edge latched it. Where a later interval, binned wholly
+    over that range, has more than OUTSIDE_MAX of its latencies outside it (a queue filling or
+    draining), the bins follow: set again over that interval, cleared again from the next edge, so
+    the percentiles describe the latency as it settled. keep(row) takes each row as it comes.
     Returns the rows and the histogram (or None)."""
     rx = plan.rx_port
     ring = tester.intervals()
@@ -128,6 +142,7 @@ def record_intervals(tester: Tester, plan: SweepPlan, stream: Stream, gap: float
     poll_s = min(0.2, max(0.005, period * TICK_NS * 1e-9 / 4))
     patience_s = 60.0 + 100 * period * TICK_NS * 1e-9        # wall time for one record
     records, snaps, rows, hist = [], [], [], None
+    judged_from = 0           # the first interval binned wholly over the bins last set
     deadline = time.monotonic() + patience_s
     while len(records) < count + 1:
         got, status = ring.drain()
@@ -143,10 +158,14 @@ def record_intervals(tester: Tester, plan: SweepPlan, stream: Stream, gap: float
             if len(records) < 2:
                 continue
             row = _interval_row(stream.size, len(rows), records[0]["time"], snaps[-2], snaps[-1], plan, gap)
-            if len(rows) == 0 and plan.percentiles and row["lat_count"]:
+            if plan.percentiles and row["lat_count"] and (
+                    hist is None or (len(rows) >= judged_from and _outside(snaps[-2], snaps[-1], rx, row))):
+                ring.keep_histogram_after(0xFFFFFFFF)           # every edge clears while the bins change
                 hist = _range_from(tester, rx, row)
-                # edges so far are at most `written` (one may be copying): the one after clears last
-                ring.keep_histogram_after(ring.status()["written"] + 1)
+                # edges so far are at most `written` (one may be copying): the one after is after the
+                # setting, and clears last
+                judged_from = ring.status()["written"] + 1
+                ring.keep_histogram_after(judged_from)
             rows.append(row)
             keep(row)
             deadline = time.monotonic() + patience_s
@@ -167,10 +186,13 @@ def poll_intervals(tester: Tester, plan: SweepPlan, stream: Stream, gap: float, 
     one snapshot-and-clear per interval, each at one clock edge on both ports, but the intervals are
     as long as the host's polling makes them (each row has its exact duration). Percentiles: the
     first interval's range sets the bins; the second has frames binned before and after that, so the
-    bins are read and summed from the third on. keep(row) takes each row as it comes. Returns the
+    bins are read and summed from the third on. Where an interval summed has more than OUTSIDE_MAX of
+    its latencies outside the bins, they follow as in record_intervals: set over that interval, and
+    summed again from the second interval after it. keep(row) takes each row as it comes. Returns the
     rows and the histogram (or None)."""
     rx = plan.rx_port
     hist = bins = None
+    judged_from = 0
     rows = []
     prev = first_binned = tester.snapshot(clear_stats=True)
     t0 = prev["time_ticks"]
@@ -179,9 +201,11 @@ def poll_intervals(tester: Tester, plan: SweepPlan, stream: Stream, gap: float, 
         tester.wait_ticks(min(plan.interval_ticks(), end - prev["time_ticks"]))
         cur = tester.snapshot(clear_stats=True)
         row = _interval_row(stream.size, len(rows), t0, prev, cur, plan, gap)
-        if len(rows) == 0 and plan.percentiles and row["lat_count"]:
+        if plan.percentiles and row["lat_count"] and (
+                hist is None or (len(rows) >= judged_from and _outside(prev, cur, rx, row))):
             hist = _range_from(tester, rx, row)
-        elif len(rows) >= 2 and hist:   # the snapshot latched this interval's bins and cleared them
+            judged_from, bins = len(rows) + 2, None
+        elif hist and len(rows) >= judged_from:   # the snapshot latched this interval's bins and cleared them
             first_binned = prev if bins is None else first_binned
             bins = [a + b for a, b in zip(bins or [0] * hist["bins"], tester.histogram(rx))]
         rows.append(row)
@@ -189,7 +213,7 @@ def poll_intervals(tester: Tester, plan: SweepPlan, stream: Stream, gap: float, 
         prev = cur
     if bins is None:
         return rows, None
-    return rows, _binned(hist, bins, first_binned["ports"][rx], prev["ports"][rx], rows, 2)
+    return rows, _binned(hist, bins, first_binned["ports"][rx], prev["ports"][rx], rows, judged_from)
 
 
 def measure_size(tester: Tester, plan: SweepPlan, stream: Stream, results: ResultsDir | None, on_sample=None):

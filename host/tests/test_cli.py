@@ -121,6 +121,42 @@ def test_bottleneck_drops_exact_and_thesis_rate(twin_link, tmp_path):
         assert s["loss_events"][0][0] == first and len(s["loss_events"]) == 64
 
 
+def test_percentiles_follow_a_filling_queue(twin_link, tmp_path):
+    """A line-rate stream of 64-byte frames into a 900 Mb/s egress: the queue fills over about seven
+    2 ms intervals until it holds the switch model's 1024 frames, then tail-drops. The histogram's
+    bins, set over the first interval, follow the latency while more than 0.1 % of an interval falls
+    outside them, so the percentiles describe the full queue: every frame from the last setting on is
+    binned, at most 0.1 % of them outside the bins (the first interval's range alone would leave
+    nearly all of them above), in [min, max]. And the full queue drops single frames, each counted by
+    the switch: the tester's losses are its drops (a model that overwrote its own queue once lost
+    1024 frames at a time, uncounted)."""
+    url, csr = twin_link
+    with Device(url, csr) as dev:
+        t = Tester(dev)
+        t.dut_set("ab", **parse_dut(DEFAULT_SWITCH))
+        t.dut_set("ab", rate_mbps=900)
+        t.set_calibration(0, [0, 0])
+        before = t.dut_get("ab")["drop_buffer"]
+        plan = SweepPlan("ipv4", [64], 12, None, 0.03, 0.002)
+        summary = sweep(t, plan, ResultsDir(tmp_path / "fill", {}))
+        dropped = t.dut_get("ab")["drop_buffer"] - before
+    size = summary["sizes"][0]
+    assert size["frames"]["lost"] == dropped > 0
+    assert size["sequence"]["loss_runs"]["longest"] in (1, None)
+    samples = _samples_of(tmp_path / "fill", 64)
+    h, pct = size["histogram"], size["percentiles"]
+    first, last = samples[0], samples[-1]
+    assert last["latency_min_ns"] > 2 * first["latency_max_ns"], "the queue filled during the run"
+    assert 2 <= h["from_interval"] < len(samples) - 2
+    binned = samples[h["from_interval"]:]
+    assert h["frames"] == sum(r["lat_count"] for r in binned) > 0
+    assert sum(h["counts"]) + h["below"] + h["above"] == h["frames"]
+    assert h["below"] + h["above"] <= 0.001 * h["frames"], h
+    values = [q["value_ns"] for q in pct]
+    assert None not in values and values == sorted(values)
+    assert min(r["latency_min_ns"] for r in binned) <= values[0] and values[-1] <= max(r["latency_max_ns"] for r in binned)
+
+
 def test_calibration_recovers_cable_speed(twin_link):
     """The twin's cables delay 4.72 ns/m behind a 400 ns stand-in for the PHYs; the fit finds both.
 

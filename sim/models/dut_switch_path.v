@@ -18,8 +18,8 @@
  * from the clock edge it left on, so any rate is exact on average. A pace below 2^32 (a clock
  * faster than the tester's) shortens the gap between frames, as a fast PHY clock would.
  * A store-and-forward frame that does not fit in cfg_buffer_bytes, or is longer than cfg_max_frame,
- * is dropped whole (tail drop); a cut-through frame is dropped when a frame of cfg_max_frame bytes
- * would not fit at its SFD.
+ * or finds 2^DESC_LOG2 frames queued, is dropped whole (tail drop); a cut-through frame is dropped
+ * when a frame of cfg_max_frame bytes would not fit at its SFD, or as many frames are queued.
  * With cfg_dither each frame's input time gets a fraction of a tick (a golden-ratio sequence, evenly
  * spread over [0, 1)), as the arrival phase of a real PHY's clock would: averages then resolve
  * delays finer than a tick. A frame's exit is ceil(t + phase + D) for a delay D, so its latency is
@@ -89,13 +89,15 @@ wire [31:0] used = {{(31 - BUF_LOG2){1'b0}}, wr_ptr_reg - rd_ptr_reg} + cross_by
 reg  [BUF_LOG2+64:0] desc_mem [0:(1<<DESC_LOG2)-1];
 reg  [DESC_LOG2:0] desc_wr_reg, desc_rd_reg;
 wire desc_empty = desc_wr_reg == desc_rd_reg;
-wire desc_full = (desc_wr_reg - desc_rd_reg) == (1 << DESC_LOG2);
+wire [DESC_LOG2:0] desc_used = desc_wr_reg - desc_rd_reg;   // (sized: a wider difference would not wrap)
+wire desc_full = desc_used[DESC_LOG2];
 
 // cross-traffic frames waiting
 reg  [79:0] cross_mem [0:(1<<DESC_LOG2)-1];   // {size, arrival tick}
 reg  [DESC_LOG2:0] cross_wr_reg, cross_rd_reg;
 wire cross_empty = cross_wr_reg == cross_rd_reg;
-wire cross_full = (cross_wr_reg - cross_rd_reg) == (1 << DESC_LOG2);
+wire [DESC_LOG2:0] cross_used = cross_wr_reg - cross_rd_reg;
+wire cross_full = cross_used[DESC_LOG2];
 
 // ---------------------------------------------------------------------------------------------
 // cross-traffic arrivals
