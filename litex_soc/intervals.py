@@ -36,7 +36,7 @@ from litex.soc.interconnect.csr import CSRStatus, CSRStorage
 
 from litex_soc.crossing import any_of, cross_strobe
 
-PERIOD_MIN = 4096           # ticks (32.8 us): a record is copied in well under half of it (see below)
+PERIOD_MIN = 4096           # ticks (32.8 us): a record is copied in well under half of it (IntervalCopier)
 RING_WORDS = 2048           # 32-bit words of the ring (4 block RAMs on an ECP5)
 
 # what a record holds, per port and direction (counters by name from fpgatest_port.v's table;
@@ -122,7 +122,11 @@ class IntervalTimer(LiteXModule):
 
 
 class IntervalCopier(LiteXModule):
-    """Engine (sys) clock: after each edge, one record from the ports into the ring."""
+    """Engine (sys) clock: after each edge, one record from the ports into the ring.
+
+    A copy takes four clocks per word once the ports have settled (a counter round, 26 clocks):
+    under 400 clocks for the twin's 90 words, 8 us at the board's 50 MHz, a quarter of PERIOD_MIN
+    (32.8 us between two edges)."""
 
     def __init__(self, timer: IntervalTimer, fields: list, ports: list, busy: list):
         """fields: (name, width, source) in record order, source a Signal (static between edges) or

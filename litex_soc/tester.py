@@ -121,7 +121,6 @@ class TesterPort(LiteXModule):
     def __init__(self, time_tick, gmii_tx, gmii_rx, rx_clk, rx_rst, cal_internal, defaults, global_pulses,
                  with_tx=True, with_rx=True):
         ports = module_ports(RTL / "fpgatest_port.v")
-        self.defaults = defaults
         self.cal_cable = CSRStorage(32, description="Delay of this port's cable, 1/16 tick (0.5 ns).")
         self.cal_tx_cable = Signal(32)  # the sending (peer) port's cable delay
         ctl = [p for p in ports if p.name.startswith("ctl_")]
@@ -149,9 +148,7 @@ class TesterPort(LiteXModule):
         # clocks later; the strobe arrives within 3 tester clocks): the fields of one write act at one
         # tester edge. Fields marked "engine clock" act in sys directly, where their engines run.
         # (moved a clock later where it falls on an interval edge, so that the two stay two markers)
-        fire = cross_strobe(self, self.control.re)
-        if global_pulses["edge"] is not None:   # (a build without the interval recorder has no edges)
-            fire = apart_from(self, fire, global_pulses["edge"])
+        fire = apart_from(self, cross_strobe(self, self.control.re), global_pulses["edge"])
         self.snapshot_pulse = Signal()  # in the tester domain
         self.marker_sent = Signal()     # sys: a marker field was written (the port's busy flags cover it)
         markers = 0
@@ -233,13 +230,9 @@ class Tester(LiteXModule):
         self.specials += Instance("fpgatest_timebase",
             i_clk=ClockSignal("tester"), i_rst=ResetSignal("tester"), o_time_tick=self.time_tick)
         self.pulses = {"marker_sent": Signal(), "edge_arrived": Signal()}  # edge_arrived: set by the copier
-        if intervals:
-            self.interval = IntervalTimer(self.time_tick)
-            edge = self.pulses["edge"] = self.interval.edge
-            fire = apart_from(self, cross_strobe(self, self.control.re), edge)
-        else:
-            self.pulses["edge"] = None
-            fire = cross_strobe(self, self.control.re)
+        self.interval = IntervalTimer(self.time_tick) if intervals else None
+        edge = self.pulses["edge"] = self.interval.edge if intervals else None
+        fire = apart_from(self, cross_strobe(self, self.control.re), edge)
         self.pulses.update({f.name: fire & self.control.storage[f.offset] for f in self.control.fields.fields})
         if intervals:
             # an interval edge: a snapshot with a clear of the statistics (and of the histogram, early on)
@@ -263,7 +256,9 @@ def contract_constants() -> dict[str, int]:
     gen = module_values(RTL / "fpgatest_gen.v")
     tracker = module_values(RTL / "fpgatest_seq_tracker.v")
     stats = module_values(RTL / "fpgatest_latency_stats.v")
-    out = {"FPGATEST_MAX_FRAME": gen["MAX_SIZE"], "FPGATEST_MIN_IFG": gen["MIN_GAP"],
+    checker = module_values(RTL / "fpgatest_checker.v")
+    out = {"FPGATEST_LAT_UNITS_PER_TICK": 1 << checker["LAT_FRAC_BITS"],   # latency and calibration registers
+           "FPGATEST_MAX_FRAME": gen["MAX_SIZE"], "FPGATEST_MIN_IFG": gen["MIN_GAP"],
            "FPGATEST_SEQ_WINDOW": 1 << tracker["WINDOW_LOG2"], "FPGATEST_EVENT_DEPTH": 1 << tracker["EVENT_DEPTH_LOG2"],
            "FPGATEST_SAMPLE_DEPTH": 1 << stats["SAMPLE_DEPTH_LOG2"]}
     out.update({f"FPGATEST_GEN_{name}": value for name, value in gen.items() if name.startswith("ERR_")})
@@ -291,13 +286,13 @@ def add_tester(soc, phys_gmii: list, target: str, build_extra: str = "", directi
     soc.add_module("tester", tester)
     soc.add_constant("FPGATEST_BUILD_ID", build_id)
     soc.add_constant("FPGATEST_TICK_NS", 8)
-    soc.add_constant("FPGATEST_LAT_UNITS_PER_TICK", 16)   # latency and calibration registers: 1/16 tick
     for name, value in contract_constants().items():
         soc.add_constant(name, value)
     add_sources(soc.platform, target)
     ports = []
     for index, phy in enumerate(phys_gmii):
         peer = (index + 1) % n if n > 1 else index
+        defaults = port_defaults(index, peer)
         port = TesterPort(
             time_tick       = tester.time_tick,
             gmii_tx         = phy["tx"],
@@ -305,14 +300,14 @@ def add_tester(soc, phys_gmii: list, target: str, build_extra: str = "", directi
             rx_clk          = phy["rx_clk"],
             rx_rst          = phy["rx_rst"],
             cal_internal    = tester.cal_internal.storage,
-            defaults        = port_defaults(index, peer),
+            defaults        = defaults,
             global_pulses   = tester.pulses,
             with_tx         = directions[index][0],
             with_rx         = directions[index][1],
         )
         soc.add_constant(f"FPGATEST_PORT{index}_TX", int(directions[index][0]))
-        soc.add_constant(f"FPGATEST_PORT{index}_MAC", port.defaults["cfg_src_mac"])
-        soc.add_constant(f"FPGATEST_PORT{index}_IPV4", port.defaults["cfg_src_ip"])
+        soc.add_constant(f"FPGATEST_PORT{index}_MAC", defaults["cfg_src_mac"])
+        soc.add_constant(f"FPGATEST_PORT{index}_IPV4", defaults["cfg_src_ip"])
         soc.add_constant(f"FPGATEST_PORT{index}_RX", int(directions[index][1]))
         soc.add_module(f"port{index}", port)
         soc.bus.add_slave(f"port{index}_counters", port.counters.bus,

@@ -9,7 +9,7 @@
  * Input: frame bytes after the SFD (from fpgatest_rx_cdc) with the low STAMP_W bits of the RX tick.
  * Each frame ends in exactly one class: runt, giant, FCS error (incl. rx_er), foreign (no valid
  * signature), other stream, or test frame. For test frames:
- *   latency = (RX tick - TX tick) * 16 - cal_internal - cal_tx_cable - cal_rx_cable
+ *   latency = (RX tick - TX tick) * 2^LAT_FRAC_BITS - cal_internal - cal_tx_cable - cal_rx_cable
  * in 1/16 tick units (0.5 ns), saturated to 0 .. 2^32-1.
  */
 module fpgatest_checker #(
@@ -52,6 +52,7 @@ module fpgatest_checker #(
     output reg                cnt_lat_clamped
 );
 
+localparam LAT_FRAC_BITS = 4;              // latency and calibration count 1/2^LAT_FRAC_BITS tick (csr.json)
 localparam [31:0] SIG_MAGIC   = 32'h46504754;
 localparam [31:0] FCS_RESIDUE = 32'hDEBB20E3;
 
@@ -104,9 +105,16 @@ reg  [STAMP_W-1:0] stamp_age_reg;
 reg  [63:0] stamp_now_reg;
 
 wire [31:0] fcs_crc_in = b_first ? 32'hFFFFFFFF : fcs_crc_reg;
-wire [31:0] fcs_crc_next, sig_crc_next;
+wire [31:0] fcs_crc_next;
 fpgatest_crc32 fcs_crc_inst (.crc_in(fcs_crc_in), .data(b_data), .crc_out(fcs_crc_next));
-fpgatest_crc32 sig_crc_inst (.crc_in(sig_crc_reg), .data(b_data), .crc_out(sig_crc_next));
+// the signature's CRC is needed only at the frame's end, so it runs a byte behind: a CRC is linear,
+// crc(c, d) = crc(c, 0) ^ crc(0, d), and the byte's part is registered before the loop takes it,
+// which leaves the loop an XOR of CRC bits and one register (the tester clock's shortest loop)
+wire [31:0] sig_byte_term, sig_crc_term;
+reg  [31:0] sig_byte_term_reg;
+reg         sig_upd_reg;                // the byte before was one of the first 14 signature bytes
+fpgatest_crc32 sig_byte_inst (.crc_in(32'd0), .data(b_data), .crc_out(sig_byte_term));
+fpgatest_crc32 sig_crc_inst (.crc_in(sig_crc_reg), .data(8'd0), .crc_out(sig_crc_term));
 // positions as one-hot shift registers instead of comparators: nxt_oh[k] = the next byte (unless it
 // starts a frame) is frame byte k, r3_oh[k] = it is IP header byte k; sig_wait counts the bytes left
 // before the signature, armed at the EtherType
@@ -139,6 +147,12 @@ wire        abort = b_valid && b_first && in_frame_reg;
 always @(posedge clk) begin
     end_valid_reg <= 1'b0;
     rx_tick_reg <= stamp_now_reg - {{(64-STAMP_W){1'b0}}, stamp_age_reg};
+    // (a byte behind: done 4 check bytes and the FCS before the frame ends; a new frame's start,
+    // below, wins over a truncated frame's last update)
+    sig_upd_reg <= b_valid && !b_first && in_sig && sig_cnt_reg < 5'd14;
+    sig_byte_term_reg <= sig_byte_term;
+    if (sig_upd_reg)
+        sig_crc_reg <= sig_crc_term ^ sig_byte_term_reg;
 
     if (abort) begin
         end_valid_reg <= 1'b1;
@@ -212,8 +226,6 @@ always @(posedge clk) begin
         if (!b_first && in_sig) begin
             sig_reg <= {sig_reg[135:0], b_data};
             sig_cnt_reg <= sig_cnt_reg + 5'd1;
-            if (sig_cnt_reg < 5'd14)
-                sig_crc_reg <= sig_crc_next;
         end
 
         if (b_last) begin
@@ -234,6 +246,7 @@ always @(posedge clk) begin
 
     if (rst) begin
         in_frame_reg <= 1'b0;
+        sig_upd_reg <= 1'b0;
         idx_reg <= 16'd0;
         idx_sat_reg <= 1'b0;
         nxt_oh <= 18'd0;
@@ -285,7 +298,7 @@ reg        lat_valid1_reg, lat_valid2_reg;
 reg [47:0] lat_ticks_reg, lat_seq1_reg;
 reg [63:0] lat_rx1_reg;
 reg [33:0] cal_total_reg;
-reg [53:0] lat_raw_reg;
+reg [49+LAT_FRAC_BITS:0] lat_raw_reg;
 reg [6:0]  cls1_reg, cls2_reg;         // frame ended, runt, giant, bad, test, other stream, foreign
 reg [15:0] len1_reg, len2_reg;
 
@@ -302,18 +315,18 @@ always @(posedge clk) begin
     lat_valid2_reg <= lat_valid1_reg;
     res_seq <= lat_seq1_reg;
     res_rx_tick <= lat_rx1_reg;
-    lat_raw_reg <= {2'b00, lat_ticks_reg, 4'd0} - {20'd0, cal_total_reg};
+    lat_raw_reg <= {2'b00, lat_ticks_reg, {LAT_FRAC_BITS{1'b0}}} - {{(16+LAT_FRAC_BITS){1'b0}}, cal_total_reg};
 
     // stage 3: saturate (a TX stamp "in the future" shows as a huge difference)
     res_valid <= lat_valid2_reg;
-    if (lat_raw_reg[53]) begin
+    if (lat_raw_reg[49+LAT_FRAC_BITS]) begin
         res_latency <= 32'd0;
-    end else if (lat_raw_reg[52:32] != 0) begin
+    end else if (lat_raw_reg[48+LAT_FRAC_BITS:32] != 0) begin
         res_latency <= 32'hFFFFFFFF;
     end else begin
         res_latency <= lat_raw_reg[31:0];
     end
-    cnt_lat_clamped <= lat_valid2_reg && (lat_raw_reg[53] || lat_raw_reg[52:32] != 0);
+    cnt_lat_clamped <= lat_valid2_reg && (lat_raw_reg[49+LAT_FRAC_BITS] || lat_raw_reg[48+LAT_FRAC_BITS:32] != 0);
 
     // the frame's class leaves at stage 3 with its result: a snapshot between the two cannot split
     // a test frame from its latency

@@ -359,7 +359,8 @@ endgenerate
 // the record FIFO: what happened in one tester clock, in order, to the engine clock
 // =============================================================================================
 // a record (most significant field first)
-//   marks     2  marker edges it carries (0..3; more than one only after a full FIFO delayed them)
+//   marks     2  marker edges it carries (0..3; more than one only when some were delayed: by a full
+//                 FIFO, or held back from a record with a result)
 //   snapshot, clear, clear_stats, clear_hist, flush     1 each: the markers
 //   lost      8  records lost to a full FIFO so far, modulo 256 (the engine side counts the
 //                 difference to the last record it took: exact while fewer than 256 records are
@@ -378,12 +379,17 @@ localparam R_SNAPSHOT = RW - 3, R_CLEAR = RW - 4;
 // The record is formed in one clock (a_*) and written in the next, so the FIFO's write enable is
 // a flip-flop. A record that finds the FIFO full gives back its markers (sent again with the next
 // record: a marker is delayed, never lost) and, if it carried events, counts as lost.
+// A record with a test frame's result carries no marker: the engine counts the frame when it takes
+// the record but adds its latency to the statistics five clocks later, so a marker there would split
+// the two. Its markers wait for the next record, one tester clock later (results are a frame apart).
 wire          mark_now = ctl_snapshot_q || ctl_clear_q || ctl_clear_stats_q || ctl_clear_hist_q || ctl_flush_q;
 wire          w_events = gen_cnt_tx_frame || chk_cnt_rx_frame || cdc_cnt_overflow || res_valid;
-reg  [1:0]    mark_n_reg;                  // markers given back, waiting to be sent again ...
+reg  [1:0]    mark_n_reg;                  // markers given back or held, waiting to be sent ...
 reg  [4:0]    mark_bits_reg;               // ... and which ones
 reg  [7:0]    lost_reg;                    // records with events lost so far (modulo 256)
 wire          a_en = w_events || mark_now || mark_n_reg != 2'd0;
+wire [1:0]    m_n = mark_n_reg == 2'd3 ? 2'd3 : mark_n_reg + mark_now;      // markers due now ...
+wire [4:0]    m_bits = mark_bits_reg | {ctl_snapshot_q, ctl_clear_q, ctl_clear_stats_q, ctl_clear_hist_q, ctl_flush_q};
 
 reg           a_valid_reg;
 reg  [RW-1:0] a_data_reg;
@@ -393,19 +399,24 @@ wire [4:0]    a_mark_bits = a_data_reg[RW-3:RW-7];
 wire          a_events = a_data_reg[R_TX] || a_data_reg[R_RX] || a_data_reg[R_RES] || a_data_reg[R_OVERFLOW];
 wire          a_fail = a_valid_reg && w_full;
 
+wire [1:0]    h_n = res_valid ? m_n : 2'd0;                             // ... held back from this record
+wire [4:0]    h_bits = res_valid ? m_bits : 5'd0;
+wire [2:0]    back_n = {1'b0, h_n} + {1'b0, a_fail ? a_marks : 2'd0};
+
 always @(posedge clk) begin
     a_valid_reg <= a_en;
-    a_data_reg <= {mark_n_reg == 2'd3 ? 2'd3 : mark_n_reg + mark_now,
-                   mark_bits_reg | {ctl_snapshot_q, ctl_clear_q, ctl_clear_stats_q, ctl_clear_hist_q, ctl_flush_q},
+    a_data_reg <= {res_valid ? 2'd0 : m_n,
+                   res_valid ? 5'd0 : m_bits,
                    lost_reg,
                    gen_cnt_tx_frame, gen_cnt_tx_len,
                    chk_cnt_rx_frame, chk_cnt_rx_len,
                    chk_cnt_test, chk_cnt_fcs_error, chk_cnt_runt, chk_cnt_giant, chk_cnt_foreign,
                    chk_cnt_other_stream, cdc_cnt_overflow,
                    res_valid, chk_cnt_lat_clamped, res_seq, res_latency, res_rx_tick};
-    // markers a new record takes along start again from zero; a failed record gives its back
-    mark_n_reg <= a_fail ? a_marks : (a_en ? 2'd0 : mark_n_reg);
-    mark_bits_reg <= (a_en ? 5'd0 : mark_bits_reg) | (a_fail ? a_mark_bits : 5'd0);
+    // markers a new record takes along start again from zero; those it holds back stay, and a
+    // failed record gives its back
+    mark_n_reg <= back_n[2] ? 2'd3 : back_n[1:0];
+    mark_bits_reg <= h_bits | (a_fail ? a_mark_bits : 5'd0);
     if (a_fail && a_events)
         lost_reg <= lost_reg + 8'd1;
     if (rst) begin

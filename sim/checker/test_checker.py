@@ -4,7 +4,7 @@
 import random
 import cocotb
 import pytest
-from cocotb.triggers import ClockCycles
+from cocotb.triggers import ClockCycles, RisingEdge
 from cocotbext.eth import GmiiFrame
 from scapy.contrib.lldp import LLDPDU, LLDPDUChassisID, LLDPDUEndOfLLDPDU, LLDPDUPortID, LLDPDUTimeToLive
 from scapy.layers.inet import ICMP, IP, UDP
@@ -128,6 +128,29 @@ async def run_test_statistics(dut):
     assert all(c == h for c, h in counts), counts
     total_sent = int(dut.stat_tx_seq_next.value) - seq
     assert sum(c for c, _ in counts) == total_sent, (counts, total_sent)
+
+
+@cocotb.test()
+async def run_test_snapshot_at_every_phase(dut):
+    """A snapshot at any tester clock of a frame's period, the one where its result is recorded included,
+    never splits a test frame from its latency: test_frames, lat_count and lat_sum agree at every one."""
+    delay = 29
+    tb = TB(dut, loopback_delay=delay)
+    await tb.reset()
+    period = 84                    # 64-byte frames at the minimum IFG: one SFD every 84 ticks
+    tb.configure(StreamConfig(size=64, ifg=12, count=0))
+    await tb.pulse("ctl_clear")
+    await tb.pulse("ctl_start")
+    await RisingEdge(dut.clk)
+    first = int(cocotb.utils.get_sim_time("ps")) + 1000 * 8000
+    # 6 periods + 1 clock apart: the snapshot edge walks through all 84 phases of the stream, one per step
+    step = 6 * period + 1
+    for k in range(period):
+        s = await tb.snapshot_at(first + k * step * 8000)
+        assert s["stat_lat_count"] == s["stat_test_frames"] == s["stat_rx_frames"] > 0, (k, s)
+        assert s["stat_lat_sum"] == s["stat_lat_count"] * (delay + 1) * Q, (k, s)
+    await tb.pulse("ctl_stop")
+    await tb.wait_idle()
 
 
 def foreign_frames(cfg: StreamConfig) -> list[bytes]:
@@ -304,7 +327,8 @@ async def run_test_record_fifo_full(dut):
     assert s["stat_lat_count"] == 500 and s["stat_seq_received"] == 500 and s["stat_seq_lost"] == 0
 
 
-SCENARIOS = ["run_test_loopback_latency_exact", "run_test_statistics", "run_test_frame_classes",
+SCENARIOS = ["run_test_loopback_latency_exact", "run_test_statistics", "run_test_snapshot_at_every_phase",
+             "run_test_frame_classes",
              "run_test_rx_clock_offset", "run_test_record_fifo_full"]
 
 
