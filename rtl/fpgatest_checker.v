@@ -104,9 +104,13 @@ reg  [63:0] rx_tick_reg;
 reg  [STAMP_W-1:0] stamp_age_reg;
 reg  [63:0] stamp_now_reg;
 
-wire [31:0] fcs_crc_in = b_first ? 32'hFFFFFFFF : fcs_crc_reg;
-wire [31:0] fcs_crc_next;
-fpgatest_crc32 fcs_crc_inst (.crc_in(fcs_crc_in), .data(b_data), .crc_out(fcs_crc_next));
+// the FCS, split the same way (a CRC is linear: crc(c, d) = crc(c, 0) ^ crc(0, d)): the first byte's
+// start value enters as a constant after the CRC bits' XOR, not as a select in front of it
+wire [31:0] fcs_init_term, fcs_crc_term, fcs_byte_term;
+fpgatest_crc32 fcs_init_inst (.crc_in(32'hFFFFFFFF), .data(8'd0), .crc_out(fcs_init_term));
+fpgatest_crc32 fcs_crc_inst (.crc_in(fcs_crc_reg), .data(8'd0), .crc_out(fcs_crc_term));
+fpgatest_crc32 fcs_byte_inst (.crc_in(32'd0), .data(b_data), .crc_out(fcs_byte_term));
+wire [31:0] fcs_crc_next = (b_first ? fcs_init_term : fcs_crc_term) ^ fcs_byte_term;
 // the signature's CRC is needed only at the frame's end, so it runs a byte behind: a CRC is linear,
 // crc(c, d) = crc(c, 0) ^ crc(0, d), and the byte's part is registered before the loop takes it,
 // which leaves the loop an XOR of CRC bits and one register (the tester clock's shortest loop)
@@ -156,8 +160,7 @@ always @(posedge clk) begin
 
     if (abort) begin
         end_valid_reg <= 1'b1;
-        end_crc_reg <= 32'd0;
-        end_err_reg <= 1'b1;
+        end_err_reg <= 1'b1;                 // (bad whatever its FCS register holds)
         end_len_reg <= idx_reg;
         end_sig_full_reg <= 1'b0;
     end
