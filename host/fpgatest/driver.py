@@ -258,14 +258,19 @@ class Device:
         words = self.bus.read(self.map.memories[f"port{port}_counters"], 2 * len(names))
         return {f"port{port}_stat_{name}": (words[2 * i] << 32) | words[2 * i + 1] for i, name in enumerate(names)}
 
-    def counters_now(self, port: int) -> dict[str, int]:
-        """Latch every port now and read one port's event counters only (a cheap look, e.g. at the
-        frames still arriving)."""
+    def counters_now(self, ports: list[int]) -> dict[str, int]:
+        """Latch every port now and read the event counters of `ports` only, all from that one edge (a
+        cheap look, e.g. at the frames still arriving)."""
         self.pulse("tester_control", "snapshot")
-        for _ in range(SNAPSHOT_POLLS):
-            if not self.read(f"port{port}_stat_counters_busy"):
-                return self.read_counters(port)
-        raise LinkError(f"{self.url}: port {port} still latching its counters after {SNAPSHOT_POLLS} reads")
+        values = {}
+        for port in ports:
+            for _ in range(SNAPSHOT_POLLS):
+                if not self.read(f"port{port}_stat_counters_busy"):
+                    values.update(self.read_counters(port))
+                    break
+            else:
+                raise LinkError(f"{self.url}: port {port} still latching its counters after {SNAPSHOT_POLLS} reads")
+        return values
 
     def snapshot(self, clear: bool = False, clear_stats: bool = False) -> dict:
         """Latch every port at the same clock edge, then read it all.

@@ -102,12 +102,18 @@ def _range_from(tester: Tester, rx: int, row: dict) -> dict:
     return tester.set_histogram(rx, max(0.0, row["latency_min_ns"] - margin), row["latency_max_ns"] + margin)
 
 
-def _outside(prev: dict, cur: dict, rx: int, row: dict) -> bool:
-    """More than OUTSIDE_MAX of an interval's latencies fell outside the histogram's bins (the event
-    counters hist_below/hist_above between its two snapshots): the bins no longer describe the latency,
-    as while a queue fills or drains."""
-    p, q = cur["ports"][rx], prev["ports"][rx]
-    return (p["hist_below"] - q["hist_below"]) + (p["hist_above"] - q["hist_above"]) > OUTSIDE_MAX * row["lat_count"]
+def _set_bins_now(plan: SweepPlan, hist: dict | None, judged_from: int, prev: dict, cur: dict, row: dict) -> bool:
+    """Whether the histogram's bins are set (again) over this interval: the first with latencies, or
+    one binned wholly over the bins last set (index >= judged_from) with more than OUTSIDE_MAX of its
+    latencies outside them (the event counters hist_below/hist_above between its two snapshots): the
+    bins no longer describe the latency, as while a queue fills or drains."""
+    if not plan.percentiles or not row["lat_count"]:
+        return False
+    if hist is None:
+        return True
+    p, q = cur["ports"][plan.rx_port], prev["ports"][plan.rx_port]
+    outside = (p["hist_below"] - q["hist_below"]) + (p["hist_above"] - q["hist_above"])
+    return row["interval"] >= judged_from and outside > OUTSIDE_MAX * row["lat_count"]
 
 
 def _binned(hist: dict, counts: list[int], first: dict, last: dict, rows: list[dict], from_interval: int) -> dict | None:
@@ -158,8 +164,7 @@ def record_intervals(tester: Tester, plan: SweepPlan, stream: Stream, gap: float
             if len(records) < 2:
                 continue
             row = _interval_row(stream.size, len(rows), records[0]["time"], snaps[-2], snaps[-1], plan, gap)
-            if plan.percentiles and row["lat_count"] and (
-                    hist is None or (len(rows) >= judged_from and _outside(snaps[-2], snaps[-1], rx, row))):
+            if _set_bins_now(plan, hist, judged_from, snaps[-2], snaps[-1], row):
                 ring.keep_histogram_after(0xFFFFFFFF)           # every edge clears while the bins change
                 hist = _range_from(tester, rx, row)
                 # edges so far are at most `written` (one may be copying): the one after is after the
@@ -201,8 +206,7 @@ def poll_intervals(tester: Tester, plan: SweepPlan, stream: Stream, gap: float, 
         tester.wait_ticks(min(plan.interval_ticks(), end - prev["time_ticks"]))
         cur = tester.snapshot(clear_stats=True)
         row = _interval_row(stream.size, len(rows), t0, prev, cur, plan, gap)
-        if plan.percentiles and row["lat_count"] and (
-                hist is None or (len(rows) >= judged_from and _outside(prev, cur, rx, row))):
+        if _set_bins_now(plan, hist, judged_from, prev, cur, row):
             hist = _range_from(tester, rx, row)
             judged_from, bins = len(rows) + 2, None
         elif hist and len(rows) >= judged_from:   # the snapshot latched this interval's bins and cleared them
@@ -292,7 +296,8 @@ def drain(tester: Tester, rxs: list[int], drain_s: float) -> dict:
     last = None
     while True:
         tester.wait_ticks(max(1, round(drain_s / (TICK_NS * 1e-9))))
-        now = [tester.dev.counters_now(rx)[f"port{rx}_stat_test_frames"] for rx in rxs]
+        counters = tester.dev.counters_now(rxs)
+        now = [counters[f"port{rx}_stat_test_frames"] for rx in rxs]
         if now == last:
             break
         last = now

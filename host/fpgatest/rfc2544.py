@@ -66,14 +66,17 @@ class Rfc2544Plan:
         """The flows each benchmark runs at once: every direction on its own, or both together."""
         return [list(self.directions)] if self.bidirectional else [[d] for d in self.directions]
 
+    def addresses(self, flow: tuple[int, int] | None = None) -> dict:
+        """The generator registers given for a flow's stream (extra): as given on the first direction,
+        with source and destination swapped on the way back."""
+        if flow is None or flow == self.directions[0]:
+            return dict(self.extra)
+        return {SWAPPED.get(k, k): v for k, v in self.extra.items()}
+
     def stream(self, size: int, rate_percent: float, count: int = 0, flow: tuple[int, int] | None = None) -> Stream:
-        """The test stream of a flow: the given addresses (extra) on the first direction, swapped on the
-        way back."""
-        extra = dict(self.extra)
-        if flow is not None and flow != self.directions[0]:
-            extra = {k: v for k, v in self.extra.items() if k not in SWAPPED}
-            extra.update({SWAPPED[k]: v for k, v in self.extra.items() if k in SWAPPED})
-        return Stream(proto=self.proto, size=size, rate_percent=rate_percent, count=count, vlan=self.vlan, extra=extra)
+        """The test stream of a flow (addresses as `addresses` gives them)."""
+        return Stream(proto=self.proto, size=size, rate_percent=rate_percent, count=count, vlan=self.vlan,
+                      extra=self.addresses(flow))
 
     def frames(self, size: int, rate_percent: float, seconds: float) -> int:
         """Frames a trial of `seconds` at a rate sends (at least one)."""
@@ -120,7 +123,7 @@ class Bench:
         tx, rx = direction
         if not self.plan.learning_frames or not self.t.has(rx, "tx"):
             return False
-        sent = self.plan.stream(64, 100.0, flow=direction).extra
+        sent = self.plan.addresses(direction)
         extra = {mine: sent[theirs] for mine, theirs in (("cfg_src_mac", "cfg_dst_mac"), ("cfg_dst_mac", "cfg_src_mac"))
                  if theirs in sent}
         stream = Stream(proto="eth", size=64, ifg=1000, count=self.plan.learning_frames, vlan=self.plan.vlan,
@@ -143,12 +146,12 @@ class Bench:
         snap = send_and_drain(self.t, flows, streams, self.plan.drain_s,
                               timeout_s=60.0 + 10 * frames / theoretical_fps(size, MIN_IFG) * 100 / rate_percent)
         rows = []
-        for tx, rx in flows:
+        for (tx, rx), stream in zip(flows, streams):
             p_tx, p_rx = snap["ports"][tx], snap["ports"][rx]
             sent = p_tx["tx_frames"]
             if sent != frames:
                 raise RuntimeError(f"port {tx} sent {sent} of {frames} frames in a trial: the generator stopped early")
-            lost = frames_lost(p_rx, streams[0].seq_start, sent)
+            lost = frames_lost(p_rx, stream.seq_start, sent)
             lat = Tester.latency_summary(p_rx)
             row = {"test": test, "tx_port": tx, "rx_port": rx, "bidirectional": len(flows) > 1, "size_bytes": size,
                    "rate_percent": rate_percent, "frames": frames, "tx_frames": sent, "rx_frames": sent - lost,
