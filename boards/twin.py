@@ -51,6 +51,9 @@ MODULES = ROOT / "sim" / "twin" / "modules"
 SERIAL_MODULE = "fpgatest_serial2tcp"
 # a port's GMII to a Linux TAP (loaded only when the kernel is the device under test)
 TAP_MODULE = "fpgatest_tap"
+# the twin's simulator build: LiteX's simulator core with the twin's glue and flags (build())
+CORE = ROOT / "sim" / "twin" / "core"
+FLOWS = ("twin", "litex")
 
 _io = [
     ("sys_clk", 0, Pins(1)),
@@ -190,8 +193,12 @@ def _ip(cmd: list[str]) -> None:
         raise RuntimeError(f"{' '.join(cmd)}: {result.stderr.strip() or f'exit {result.returncode}'}")
 
 
-def build(build_dir: Path = BUILD_DIR, threads: int = 1) -> None:
-    """Generate the SoC, csr.json/csr.csv and the Verilator model (compiled into build_dir/gateware)."""
+def build(build_dir: Path = BUILD_DIR, flow: str = "twin") -> None:
+    """Generate the SoC, csr.json/csr.csv and the Verilator model (compiled into build_dir/gateware).
+    flow "twin": the twin's own simulator build (sim/twin/core/Makefile: LiteX's simulator core, no
+    tracing, Verilator's fast X handling, the model compiled for this machine's CPU).
+    flow "litex": LiteX's own build_sim.sh, as LiteX builds any simulation (make bench's reference)."""
+    assert flow in FLOWS, flow
     soc = TwinSoC()
     builder = Builder(soc, output_dir=str(build_dir), compile_software=False, compile_gateware=False,
                       csr_json=str(build_dir / "csr.json"), csr_csv=str(build_dir / "csr.csv"))
@@ -201,17 +208,26 @@ def build(build_dir: Path = BUILD_DIR, threads: int = 1) -> None:
     shutil.rmtree(mods, ignore_errors=True)
     for module in (SERIAL_MODULE, TAP_MODULE):
         shutil.copytree(MODULES / module, mods / module)
-    builder.build(sim_config=sim_config(DEFAULT_PORT), run=False, threads=threads, opt_level="O3",
+    builder.build(sim_config=sim_config(DEFAULT_PORT), run=False, opt_level="O3",
                   interactive=False, extra_mods=[SERIAL_MODULE, TAP_MODULE], extra_mods_path=str(mods))
     gateware = build_dir / "gateware"
-    # LiteX compiles only when it also runs; compile here so --run starts at once
-    result = subprocess.run(["bash", "build_sim.sh"], cwd=gateware, capture_output=True, text=True)
+    if flow == "litex":     # LiteX compiles only when it also runs; compile here so --run starts at once
+        _step(["bash", "build_sim.sh"], gateware)
+    else:
+        sources = " ".join(f"--cc {name}" for name, *_ in soc.platform.sources
+                           if Path(name).suffix not in (".hex", ".init"))
+        shutil.rmtree(gateware / "obj_dir", ignore_errors=True)
+        _step(["make", "-f", str(CORE / "Makefile"), f"CC_SRCS={sources}"], gateware)
+    constants = json.loads((build_dir / "csr.json").read_text())["constants"]
+    (build_dir / "twin.built").write_text(json.dumps({"build_id": constants["fpgatest_build_id"], "flow": flow}))
+
+
+def _step(cmd: list[str], cwd: Path) -> None:
+    result = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
     sys.stdout.write(result.stdout)
     sys.stderr.write(result.stderr)
     if result.returncode != 0:
-        raise RuntimeError("twin: Verilator build failed")
-    constants = json.loads((build_dir / "csr.json").read_text())["constants"]
-    (build_dir / "twin.built").write_text(json.dumps({"build_id": constants["fpgatest_build_id"]}))
+        raise RuntimeError(f"twin: {' '.join(cmd[:3])} ... failed (exit {result.returncode})")
 
 
 def command(port: int, build_dir: Path = BUILD_DIR, linux: str | None = None) -> tuple[list[str], Path]:
@@ -230,7 +246,8 @@ def command(port: int, build_dir: Path = BUILD_DIR, linux: str | None = None) ->
 
 
 SOURCES = [*sorted((ROOT / "rtl").rglob("*.v")), *sorted((ROOT / "sim" / "models").glob("*.v")),
-           *sorted((ROOT / "litex_soc").glob("*.py")), *sorted(MODULES.rglob("*")), Path(__file__)]
+           *sorted((ROOT / "litex_soc").glob("*.py")), *sorted(MODULES.rglob("*")), *sorted(CORE.glob("*")),
+           Path(__file__)]
 
 
 def up_to_date(build_dir: Path = BUILD_DIR) -> bool:
@@ -306,8 +323,8 @@ def running(port: int | None = None, build_dir: Path = BUILD_DIR, log=None, linu
                 time.sleep(0.1)
         # the bridge frees its session when it sees the probe's EOF (or when the next client comes)
         time.sleep(0.1)
-        # LiteX's simulator opens sim.vcd whether or not tracing was asked for (only a header is
-        # written): nothing is left in the run directory
+        # LiteX's own glue (build flow "litex") opens sim.vcd whether or not tracing was asked for
+        # (only a header is written): nothing is left in the run directory
         (cwd / "sim.vcd").unlink(missing_ok=True)
         if linux:
             for step in kernel_plan(port, linux):

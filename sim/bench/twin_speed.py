@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""make bench: speed of the digital twin in simulated clock cycles per wall-clock second -> twin_speed.json."""
+"""make bench: speed of the digital twin in simulated clock cycles per wall-clock second, the twin's
+build beside LiteX's own build of the same SoC, measured in one run -> twin_speed.json."""
 
 import argparse
 import json
@@ -24,19 +25,17 @@ def measure(tester: Tester, seconds: float) -> dict:
             "simulated_s_per_wall_s": ticks * 8e-9 / wall}
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--seconds", type=float, default=5.0, help="wall-clock seconds per measurement")
-    args = parser.parse_args()
-    with twin.running() as (url, csr), Device(url, csr) as dev:
+def speed(build_dir: Path, seconds: float) -> dict:
+    """Tester clock cycles per second idle and with both ports sending 64-byte frames at line rate
+    through the switch model; one register read and one full snapshot (every port's counters,
+    latency statistics, the tester's time) in wall time and UARTBone round trips."""
+    with twin.running(build_dir=build_dir) as (url, csr), Device(url, csr) as dev:
         t = Tester(dev)
-        idle = measure(t, args.seconds)
-        # both ports sending 64-byte frames at line rate through the switch model
+        idle = measure(t, seconds)
         for port in (0, 1):
             t.configure(port, Stream(proto="ipv4", size=64))
-            t.start(port)
-        busy = measure(t, args.seconds)
+        t.start(0, 1)
+        busy = measure(t, seconds)
         for port in (0, 1):
             t.stop(port)
         # the same client: the twin serves one at a time
@@ -44,8 +43,6 @@ def main() -> int:
         for _ in range(20):
             dev.read("tester_build_id")
         read_ms = (time.monotonic() - start) / 20 * 1000
-        # a full counter snapshot (every port's counters, latency statistics, the tester's time): wall time
-        # and UARTBone round trips (requests answered by the bridge)
         trips = []
         exchange = dev.bus._exchange
         dev.bus._exchange = lambda *a: (trips.append(1), exchange(*a))[1]
@@ -54,14 +51,60 @@ def main() -> int:
             t.snapshot()
         snapshot_ms = (time.monotonic() - start) / 5 * 1000
         dev.bus._exchange = exchange
-    report = {"idle": idle, "line_rate_both_ports": busy, "register_read_ms": read_ms,
-              "snapshot_ms": snapshot_ms, "snapshot_round_trips": len(trips) / 5}
+    return {"idle": idle, "line_rate_both_ports": busy, "register_read_ms": read_ms,
+            "snapshot_ms": snapshot_ms, "snapshot_round_trips": len(trips) / 5}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--seconds", type=float, default=5.0, help="wall-clock seconds per measurement")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="measurements of each build, taken in turn (the machine's load drifts)")
+    args = parser.parse_args()
+    builds = {"twin": twin.BUILD_DIR, "litex": args.out.resolve().parent / "twin-litex"}
+    twin.ensure_built(builds["twin"])
+    # LiteX's own build of the same SoC (its build_sim.sh: VCD tracing compiled in, its glue, no profile)
+    if not twin.up_to_date(builds["litex"]):
+        builds["litex"].mkdir(parents=True, exist_ok=True)
+        with open(builds["litex"] / "build.log", "w") as log:
+            print(f"building LiteX's build of the twin (log {builds['litex'] / 'build.log'}) ...", flush=True)
+            saved = sys.stdout, sys.stderr
+            sys.stdout = sys.stderr = log
+            try:
+                twin.build(builds["litex"], flow="litex")
+            finally:
+                sys.stdout, sys.stderr = saved
+    runs = {flow: [] for flow in builds}
+    for _ in range(args.rounds):
+        for flow, build_dir in builds.items():
+            runs[flow].append(speed(build_dir, args.seconds))
+
+    def median(flow: str, *keys: str) -> float:
+        values = sorted(run[keys[0]][keys[1]] if len(keys) == 2 else run[keys[0]] for run in runs[flow])
+        return values[len(values) // 2]
+
+    report = {"rounds": args.rounds, "seconds_per_measurement": args.seconds, "runs": runs, "median": {}}
+    for flow in builds:
+        report["median"][flow] = {"idle_cycles_per_s": median(flow, "idle", "cycles_per_s"),
+                                  "line_rate_cycles_per_s": median(flow, "line_rate_both_ports", "cycles_per_s"),
+                                  "register_read_ms": median(flow, "register_read_ms"),
+                                  "snapshot_ms": median(flow, "snapshot_ms"),
+                                  "snapshot_round_trips": median(flow, "snapshot_round_trips")}
+    m = report["median"]
+    report["speedup_over_litex"] = {
+        "idle": m["twin"]["idle_cycles_per_s"] / m["litex"]["idle_cycles_per_s"],
+        "line_rate": m["twin"]["line_rate_cycles_per_s"] / m["litex"]["line_rate_cycles_per_s"]}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1))
-    print(f"twin: {idle['cycles_per_s'] / 1e6:.2f} M cycles/s idle, {busy['cycles_per_s'] / 1e6:.2f} M cycles/s "
-          f"with both ports at line rate ({busy['simulated_s_per_wall_s'] * 1e3:.1f} ms simulated per second); "
-          f"one register read {read_ms:.1f} ms; a full snapshot {snapshot_ms:.1f} ms in "
-          f"{len(trips) / 5:g} round trips")
+    for flow in builds:
+        print(f"{flow:5} build: {m[flow]['idle_cycles_per_s'] / 1e6:.2f} M cycles/s idle, "
+              f"{m[flow]['line_rate_cycles_per_s'] / 1e6:.2f} M cycles/s with both ports at line rate "
+              f"({m[flow]['line_rate_cycles_per_s'] * 8e-9 * 1e3:.1f} ms simulated per second); one register "
+              f"read {m[flow]['register_read_ms']:.1f} ms; a full snapshot {m[flow]['snapshot_ms']:.1f} ms in "
+              f"{m[flow]['snapshot_round_trips']:g} round trips (median of {args.rounds})")
+    s = report["speedup_over_litex"]
+    print(f"the twin's build against LiteX's: {s['idle']:.2f}x idle, {s['line_rate']:.2f}x at line rate")
     print(f"wrote {args.out}")
     return 0
 
