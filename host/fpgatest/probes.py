@@ -703,9 +703,12 @@ def echo_truth(t: Tester, size: int, window: int, rtt_ns: float, offered_percent
 
 
 def _echo_drops(t: Tester) -> int | None:
+    """Frames the twin's model dropped: the switch paths' drops, and the frames the responder had no
+    room for (a request among them goes unanswered)."""
     if not t.has_dut_model:
         return None
-    return sum(h["drop_buffer"] + h["drop_size"] for h in (t.dut_get(p) for p in t.dut_paths()) if h["enable"])
+    switch = sum(h["drop_buffer"] + h["drop_size"] for h in (t.dut_get(p) for p in t.dut_paths()) if h["enable"])
+    return switch + (t.echo_get()["no_room"] if t.has_echo_model else 0)
 
 
 def echo(t: Tester, plan: EchoPlan, port: int, reply_port: int, out: Path, on_level=None) -> dict:

@@ -489,7 +489,8 @@ class Tester:
         raw = self.dev.read_many([n for n in self.dev.map.registers if n.startswith("dut_echo_")])
         return {"enable": bool(raw["dut_echo_cfg_enable"]), "delay_ns": raw["dut_echo_cfg_delay"] * TICK_NS,
                 "requests": raw["dut_echo_stat_requests"], "replies": raw["dut_echo_stat_replies"],
-                "passed": raw["dut_echo_stat_passed"], "merged": raw["dut_echo_stat_merged"]}
+                "passed": raw["dut_echo_stat_passed"], "merged": raw["dut_echo_stat_merged"],
+                "no_room": raw["dut_echo_stat_no_room"], "other_no_room": raw["dut_echo_stat_other_no_room"]}
 
     def dut_registers(self, path: str) -> dict[str, int]:
         """The raw settings of one direction of the switch model, to put back with dut_restore."""

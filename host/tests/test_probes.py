@@ -10,7 +10,7 @@ import pytest
 from fpgatest.cli import main
 from fpgatest.driver import Device
 from fpgatest.probes import tcp_throughput
-from fpgatest.measure import send_and_drain
+from fpgatest.measure import frames_lost, send_and_drain
 from fpgatest.tester import Stream, Tester
 
 TICK_NS = 8.0
@@ -234,6 +234,44 @@ def test_echo_reno_and_load_losses_are_the_models_drops(twin_link, tmp_path):
         for tx, rx in ((0, 1), (1, 0)):
             snap = send_and_drain(t, [(tx, rx)], [Stream(proto="ipv4", size=64, count=10)], 0.0002, 60)
             assert snap["ports"][rx]["test_frames"] == 10 and snap["ports"][rx]["other_stream"] == 0
+
+
+def test_echo_responder_full_drops_and_counts(twin_link):
+    """A host that takes 1 ms to answer, pinged at line rate: 1,488 requests would be in flight, more
+    than its reply queue holds (1024), and port 1's own frames, sent at line rate too, wait behind the
+    replies until their queue is full. Every frame the responder had no room for is counted, and is
+    exactly what the tester lost; every reply it took in comes back whole and once (a full queue never
+    overwrites a reply not yet sent); every one of port 1's frames is sent or counted."""
+    set_echo_model(twin_link)
+    url, csr = twin_link
+    count = 3000
+    with Device(url, csr) as dev:
+        t = Tester(dev)
+        t.echo_set(enable=True, delay_ns=1_000_000)
+        before = t.echo_get()
+        dev.write("port0_cfg_rx_stream_id", 1)          # the replies carry port 0's own stream
+        try:
+            requests = Stream(proto="ipv4", size=64, icmp=True, count=count)
+            load = Stream(proto="ipv4", size=64, count=count)
+            snap = send_and_drain(t, [(0, 0), (1, 0)], [requests, load], 0.0015, timeout_s=60)
+            after = t.echo_get()
+        finally:
+            dev.write("port0_cfg_rx_stream_id", 2)
+            t.echo_set(enable=False, delay_ns=1000)
+    port0, sent_other = snap["ports"][0], snap["ports"][1]["tx_frames"]
+    taken = after["requests"] - before["requests"]
+    no_room = after["no_room"] - before["no_room"]
+    assert snap["ports"][0]["tx_frames"] == count
+    assert no_room > 0 and taken + no_room == count, (taken, no_room)
+    assert after["replies"] - before["replies"] == taken == port0["test_frames"]
+    assert frames_lost(port0, requests.seq_start, count) == no_room
+    # a reply overwritten in a full queue would come back with another's bytes: a bad signature
+    # (foreign) or another reply's sequence number (duplicate, late)
+    assert all(port0[name] == 0 for name in ("fcs_errors", "foreign", "seq_duplicate", "seq_late")), port0
+    merged = after["merged"] - before["merged"]
+    other_no_room = after["other_no_room"] - before["other_no_room"]
+    assert other_no_room > 0 and merged + other_no_room == sent_other == count
+    assert port0["other_stream"] == merged
 
 
 def _icmp_check_ok(frame: bytes, l4: int, pseudo: bytes = b"") -> bool:

@@ -17,6 +17,10 @@
  * set it carries the replies and port 1's own frames (other_*: background load from the far end),
  * each of these stored whole and sent once in, in order of readiness; while it is clear, ret_* is
  * port 1's transmitter as it is. Change cfg_enable only while no frame is on either input.
+ * A host's queues are finite: a frame that finds the request buffer (2^BUF_LOG2 bytes) or the reply
+ * queue (2^DESC_LOG2 replies) full is not answered and is counted in stat_no_room; one of port 1's
+ * frames that finds its own buffer or queue full is not sent and is counted in stat_other_no_room.
+ * (Frames from the forward path still reach port 1 either way.)
  * Simulation model: not meant for synthesis.
  */
 module dut_echo #(
@@ -41,7 +45,9 @@ module dut_echo #(
     output reg  [63:0] stat_requests,        // echo requests answered
     output reg  [63:0] stat_replies,         // replies sent
     output reg  [63:0] stat_passed,          // other frames (passed on to port 1 only)
-    output reg  [63:0] stat_merged           // port 1's frames sent on ret_* beside the replies
+    output reg  [63:0] stat_merged,          // port 1's frames sent on ret_* beside the replies
+    output reg  [63:0] stat_no_room,         // frames not taken in: the request buffer or the reply queue was full
+    output reg  [63:0] stat_other_no_room    // port 1's frames not sent: their buffer or queue was full
 );
 
 localparam BUF = 1 << BUF_LOG2;
@@ -82,27 +88,47 @@ reg  [BUF_LOG2-1:0] o_wr_reg, o_start_reg, o_rd_reg;
 reg  [BUF_LOG2+15:0] odesc_mem [0:(1<<DESC_LOG2)-1];   // {start, length}
 reg  [DESC_LOG2:0] odesc_wr_reg, odesc_rd_reg;
 reg  [15:0] o_len_reg;
+reg         o_lost_reg;                   // a byte of this frame found the buffer full
 wire        o_sfd, o_byte, o_end;
 dut_gmii_frames other_frames (.clk(clk), .rst(rst), .d(other_d), .en(other_en && cfg_enable),
                               .sfd(o_sfd), .byte_valid(o_byte), .frame_end(o_end));
+
+// room: the byte at the write pointer may not reach the first byte of the oldest frame not yet sent
+// (its descriptor stays until its last byte is out); a queue of 2^DESC_LOG2 descriptors is full
+wire [BUF_LOG2+15:0]  odesc_head = odesc_mem[odesc_rd_reg[DESC_LOG2-1:0]];
+wire [BUF_LOG2-1:0]   o_wr_next = o_wr_reg + 1'b1;
+wire [DESC_LOG2:0]    odesc_used = odesc_wr_reg - odesc_rd_reg;
+wire                  o_buf_full = odesc_used != 0 && o_wr_next == odesc_head[BUF_LOG2+15:16];
 
 always @(posedge clk) begin
     if (o_sfd) begin
         o_len_reg <= 16'd0;
         o_start_reg <= o_wr_reg;
+        o_lost_reg <= 1'b0;
     end
     if (o_byte) begin
-        omem[o_wr_reg] <= other_d;
-        o_wr_reg <= o_wr_reg + 1'b1;
+        if (o_buf_full || o_lost_reg) begin
+            o_lost_reg <= 1'b1;
+        end else begin
+            omem[o_wr_reg] <= other_d;
+            o_wr_reg <= o_wr_next;
+        end
         o_len_reg <= o_len_reg + 16'd1;
     end
     if (o_end) begin
-        odesc_mem[odesc_wr_reg[DESC_LOG2-1:0]] <= {o_start_reg, o_len_reg};
-        odesc_wr_reg <= odesc_wr_reg + 1'b1;
+        if (o_lost_reg || odesc_used[DESC_LOG2]) begin
+            o_wr_reg <= o_start_reg;             // not kept
+            stat_other_no_room <= stat_other_no_room + 64'd1;
+        end else begin
+            odesc_mem[odesc_wr_reg[DESC_LOG2-1:0]] <= {o_start_reg, o_len_reg};
+            odesc_wr_reg <= odesc_wr_reg + 1'b1;
+        end
     end
     if (rst) begin
         o_wr_reg <= 0;
         odesc_wr_reg <= 0;
+        o_lost_reg <= 1'b0;
+        stat_other_no_room <= 64'd0;
     end
 end
 
@@ -115,6 +141,13 @@ dut_gmii_frames in_frames (.clk(clk), .rst(rst), .d(in_d), .en(in_en && cfg_enab
                            .sfd(i_sfd), .byte_valid(i_byte), .frame_end(i_end));
 reg  [63:0] t_sfd_reg;
 reg  [31:0] crc_reg;
+reg         lost_reg;                     // a byte of this frame found the buffer full
+
+// room, as for port 1's frames: up to the oldest reply not yet sent, 2^DESC_LOG2 replies queued
+wire [BUF_LOG2+79:0]  desc_head = desc_mem[desc_rd_reg[DESC_LOG2-1:0]];
+wire [BUF_LOG2-1:0]   wr_next = wr_ptr_reg + 1'b1;
+wire [DESC_LOG2:0]    desc_used = desc_wr_reg - desc_rd_reg;
+wire                  buf_full = desc_used != 0 && wr_next == desc_head[BUF_LOG2+79:80];
 
 function [7:0] at(input [BUF_LOG2-1:0] i);
     at = mem[start_reg + i];
@@ -133,15 +166,23 @@ always @(posedge clk) begin
         len_reg <= 16'd0;
         crc_reg <= 32'hFFFFFFFF;
         start_reg <= wr_ptr_reg;
+        lost_reg <= 1'b0;
     end
     if (i_byte) begin
-        mem[wr_ptr_reg] <= in_d;
-        wr_ptr_reg <= wr_ptr_reg + 1'b1;
+        if (buf_full || lost_reg) begin
+            lost_reg <= 1'b1;
+        end else begin
+            mem[wr_ptr_reg] <= in_d;
+            wr_ptr_reg <= wr_next;
+        end
         len_reg <= len_reg + 16'd1;
         crc_reg <= crc_byte(crc_reg, in_d);
     end
     begin
-        if (i_end) begin
+        if (i_end && (lost_reg || desc_used[DESC_LOG2])) begin
+            stat_no_room <= stat_no_room + 64'd1;
+            wr_ptr_reg <= start_reg;                 // not kept
+        end else if (i_end) begin
             // the frame is in mem[start .. start + len - 1]
             tag = {at(12), at(13)} == 16'h8100;
             l3 = tag ? 16'd18 : 16'd14;
@@ -188,8 +229,10 @@ always @(posedge clk) begin
         tick_reg <= 64'd0;
         wr_ptr_reg <= 0;
         desc_wr_reg <= 0;
+        lost_reg <= 1'b0;
         stat_requests <= 64'd0;
         stat_passed <= 64'd0;
+        stat_no_room <= 64'd0;
     end
 end
 
@@ -206,12 +249,9 @@ reg         e_en_reg;
 reg  [63:0] free_at_reg;                  // earliest decision for the next frame (gap kept)
 reg         e_other_reg;                  // the frame on the wire is one of port 1's (sent as stored)
 
-wire [BUF_LOG2+79:0] desc = desc_mem[desc_rd_reg[DESC_LOG2-1:0]];
-wire        desc_empty = desc_wr_reg == desc_rd_reg;
 // the SFD is on ret_d 9 clocks after the decision
-wire        due = !desc_empty && tick_reg + 64'd9 >= desc[63:0] && tick_reg >= free_at_reg;
-wire [BUF_LOG2+15:0] odesc = odesc_mem[odesc_rd_reg[DESC_LOG2-1:0]];
-wire        other_ready = odesc_wr_reg != odesc_rd_reg && tick_reg >= free_at_reg;
+wire        due = desc_used != 0 && tick_reg + 64'd9 >= desc_head[63:0] && tick_reg >= free_at_reg;
+wire        other_ready = odesc_used != 0 && tick_reg >= free_at_reg;
 wire [7:0]  e_byte = e_other_reg ? omem[o_rd_reg] : mem[rd_ptr_reg];
 wire [31:0] e_fcs = ~e_crc_reg;
 
@@ -225,15 +265,15 @@ always @(posedge clk) begin
         E_IDLE: begin
             e_other_reg <= !due && other_ready;
             if (!due && other_ready) begin
-                o_rd_reg <= odesc[BUF_LOG2+15:16];
-                e_len_reg <= odesc[15:0];
+                o_rd_reg <= odesc_head[BUF_LOG2+15:16];
+                e_len_reg <= odesc_head[15:0];
                 e_pos_reg <= 16'd0;
                 pre_cnt_reg <= 3'd0;
                 e_state_reg <= E_PRE;
             end
             if (due) begin
-                rd_ptr_reg <= desc[BUF_LOG2+79:80];
-                e_len_reg <= desc[79:64];
+                rd_ptr_reg <= desc_head[BUF_LOG2+79:80];
+                e_len_reg <= desc_head[79:64];
                 e_pos_reg <= 16'd0;
                 e_crc_reg <= 32'hFFFFFFFF;
                 pre_cnt_reg <= 3'd0;
