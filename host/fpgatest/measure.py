@@ -93,27 +93,69 @@ def _record_snapshot(record: dict, n_ports: int) -> dict:
 
 
 OUTSIDE_MAX = 0.001   # latencies of an interval outside the bins beyond which the bins follow (p99.9 inside)
+NARROW_BY = 4         # bins this many times narrower than those set fit the latency: set them again ...
+NARROW_AFTER = 3      # ... once this many intervals in a row were binned wholly inside the bins set
 
 
-def _range_from(tester: Tester, rx: int, row: dict) -> dict:
-    """Set the histogram's bins over an interval's latency range, a quarter of it (at least 8 ns)
-    beyond each side; returns what was set."""
-    margin = max(8.0, 0.25 * (row["latency_max_ns"] - row["latency_min_ns"]))
-    return tester.set_histogram(rx, max(0.0, row["latency_min_ns"] - margin), row["latency_max_ns"] + margin)
+def histogram_range(rows: list[dict]) -> tuple[float, float]:
+    """The intervals' latency range, a quarter of it (at least 8 ns) beyond each side: what the bins cover."""
+    lo = min(r["latency_min_ns"] for r in rows if r["lat_count"])
+    hi = max(r["latency_max_ns"] for r in rows if r["lat_count"])
+    margin = max(8.0, 0.25 * (hi - lo))
+    return max(0.0, lo - margin), hi + margin
 
 
-def _set_bins_now(plan: SweepPlan, hist: dict | None, judged_from: int, prev: dict, cur: dict, row: dict) -> bool:
-    """Whether the histogram's bins are set (again) over this interval: the first with latencies, or
-    one binned wholly over the bins last set (index >= judged_from) with more than OUTSIDE_MAX of its
-    latencies outside them (the event counters hist_below/hist_above between its two snapshots): the
-    bins no longer describe the latency, as while a queue fills or drains."""
-    if not plan.percentiles or not row["lat_count"]:
-        return False
-    if hist is None:
-        return True
-    p, q = cur["ports"][plan.rx_port], prev["ports"][plan.rx_port]
-    outside = (p["hist_below"] - q["hist_below"]) + (p["hist_above"] - q["hist_above"])
-    return row["interval"] >= judged_from and outside > OUTSIDE_MAX * row["lat_count"]
+class _Bins:
+    """Where the histogram's bins are set during a size's intervals, and from which interval on the
+    frames are binned wholly over the bins last set (judged_from; the caller sets it after a setting:
+    it knows when the setting takes effect)."""
+
+    def __init__(self, plan: SweepPlan):
+        self.plan = plan
+        self.hist = None          # what was set last (Tester.set_histogram)
+        self.judged_from = 0
+        self.narrowed = False
+        self.may_narrow = True
+
+    def due(self, rows: list[dict], prev: dict, cur: dict, row: dict) -> list[dict] | None:
+        """The intervals to set the bins over (set()), where one of these holds for this interval (row,
+        after rows); else None.
+        - The first interval with latencies.
+        - Moved: an interval binned wholly over the bins last set with more than OUTSIDE_MAX of its
+          latencies outside them (the event counters hist_below/hist_above between its two snapshots):
+          the bins no longer describe the latency, as while a queue fills or drains; set over it.
+        - Narrowed: the last NARROW_AFTER intervals binned wholly over them (each inside them, or the
+          bins would have moved) fit bins NARROW_BY times narrower: the latency settled inside a range
+          set while it moved; set over those intervals. Bins that move again after narrowing stay as
+          set (no more narrowing): a latency that comes and goes in bursts keeps its bursts in the
+          percentiles."""
+        if not self.plan.percentiles or not row["lat_count"]:
+            return None
+        judged = [r for r in (*rows, row) if r["interval"] >= self.judged_from]
+        if self.hist is None:
+            over = [row]
+        elif not judged or judged[-1] is not row:
+            return None
+        elif self._outside(prev, cur) > OUTSIDE_MAX * row["lat_count"]:
+            over = [row]
+            self.may_narrow = not self.narrowed
+        elif self.may_narrow and len(judged) >= NARROW_AFTER and self._narrower(judged[-NARROW_AFTER:]):
+            over = judged[-NARROW_AFTER:]
+            self.narrowed = True
+        else:
+            return None
+        return over
+
+    def set(self, tester: Tester, over: list[dict]) -> None:
+        self.hist = tester.set_histogram(self.plan.rx_port, *histogram_range(over))
+
+    def _outside(self, prev: dict, cur: dict) -> int:
+        p, q = cur["ports"][self.plan.rx_port], prev["ports"][self.plan.rx_port]
+        return (p["hist_below"] - q["hist_below"]) + (p["hist_above"] - q["hist_above"])
+
+    def _narrower(self, rows: list[dict]) -> bool:
+        _, shift = Tester.histogram_bins(*histogram_range(rows))
+        return lat_ns(1 << shift) * NARROW_BY <= self.hist["bin_ns"]
 
 
 def _binned(hist: dict, counts: list[int], first: dict, last: dict, rows: list[dict], from_interval: int) -> dict | None:
@@ -138,7 +180,8 @@ def record_intervals(tester: Tester, plan: SweepPlan, stream: Stream, gap: float
     add up, and it is read once, as the last edge latched it. Where a later interval, binned wholly
     over that range, has more than OUTSIDE_MAX of its latencies outside it (a queue filling or
     draining), the bins follow: set again over that interval, cleared again from the next edge, so
-    the percentiles describe the latency as it settled. keep(row) takes each row as it comes.
+    the percentiles describe the latency as it settled; and where it settled in a range far narrower
+    than the bins, they narrow (_Bins.due). keep(row) takes each row as it comes.
     Returns the rows and the histogram (or None)."""
     rx = plan.rx_port
     ring = tester.intervals()
@@ -147,8 +190,7 @@ def record_intervals(tester: Tester, plan: SweepPlan, stream: Stream, gap: float
     ring.start(period, count)
     poll_s = min(0.2, max(0.005, period * TICK_NS * 1e-9 / 4))
     patience_s = 60.0 + 100 * period * TICK_NS * 1e-9        # wall time for one record
-    records, snaps, rows, hist = [], [], [], None
-    judged_from = 0           # the first interval binned wholly over the bins last set
+    records, snaps, rows, bins = [], [], [], _Bins(plan)
     deadline = time.monotonic() + patience_s
     while len(records) < count + 1:
         got, status = ring.drain()
@@ -164,13 +206,13 @@ def record_intervals(tester: Tester, plan: SweepPlan, stream: Stream, gap: float
             if len(records) < 2:
                 continue
             row = _interval_row(stream.size, len(rows), records[0]["time"], snaps[-2], snaps[-1], plan, gap)
-            if _set_bins_now(plan, hist, judged_from, snaps[-2], snaps[-1], row):
+            if over := bins.due(rows, snaps[-2], snaps[-1], row):
                 ring.keep_histogram_after(0xFFFFFFFF)           # every edge clears while the bins change
-                hist = _range_from(tester, rx, row)
+                bins.set(tester, over)
                 # edges so far are at most `written` (one may be copying): the one after is after the
                 # setting, and clears last
-                judged_from = ring.status()["written"] + 1
-                ring.keep_histogram_after(judged_from)
+                bins.judged_from = ring.status()["written"] + 1
+                ring.keep_histogram_after(bins.judged_from)
             rows.append(row)
             keep(row)
             deadline = time.monotonic() + patience_s
@@ -178,11 +220,11 @@ def record_intervals(tester: Tester, plan: SweepPlan, stream: Stream, gap: float
             if time.monotonic() > deadline:
                 raise TimeoutError(f"interval record {len(records)} of {count} not written in time")
             time.sleep(poll_s)
-    if not hist:
+    if not bins.hist:
         return rows, None
     # the bins hold the frames after the last edge that cleared them, up to the last edge
     cleared = max(i for i, r in enumerate(records) if r["flags"] & 1)
-    return rows, _binned(hist, tester.histogram(rx), snaps[cleared]["ports"][rx], snaps[count]["ports"][rx],
+    return rows, _binned(bins.hist, tester.histogram(rx), snaps[cleared]["ports"][rx], snaps[count]["ports"][rx],
                          rows, cleared)
 
 
@@ -192,12 +234,11 @@ def poll_intervals(tester: Tester, plan: SweepPlan, stream: Stream, gap: float, 
     as long as the host's polling makes them (each row has its exact duration). Percentiles: the
     first interval's range sets the bins; the second has frames binned before and after that, so the
     bins are read and summed from the third on. Where an interval summed has more than OUTSIDE_MAX of
-    its latencies outside the bins, they follow as in record_intervals: set over that interval, and
-    summed again from the second interval after it. keep(row) takes each row as it comes. Returns the
-    rows and the histogram (or None)."""
+    its latencies outside the bins, or the latency settled far inside them, they follow as in
+    record_intervals: set again, and summed again from the second interval after it. keep(row) takes
+    each row as it comes. Returns the rows and the histogram (or None)."""
     rx = plan.rx_port
-    hist = bins = None
-    judged_from = 0
+    bins, counts = _Bins(plan), None
     rows = []
     prev = first_binned = tester.snapshot(clear_stats=True)
     t0 = prev["time_ticks"]
@@ -206,18 +247,18 @@ def poll_intervals(tester: Tester, plan: SweepPlan, stream: Stream, gap: float, 
         tester.wait_ticks(min(plan.interval_ticks(), end - prev["time_ticks"]))
         cur = tester.snapshot(clear_stats=True)
         row = _interval_row(stream.size, len(rows), t0, prev, cur, plan, gap)
-        if _set_bins_now(plan, hist, judged_from, prev, cur, row):
-            hist = _range_from(tester, rx, row)
-            judged_from, bins = len(rows) + 2, None
-        elif hist and len(rows) >= judged_from:   # the snapshot latched this interval's bins and cleared them
-            first_binned = prev if bins is None else first_binned
-            bins = [a + b for a, b in zip(bins or [0] * hist["bins"], tester.histogram(rx))]
+        if over := bins.due(rows, prev, cur, row):
+            bins.set(tester, over)
+            bins.judged_from, counts = len(rows) + 2, None
+        elif bins.hist and len(rows) >= bins.judged_from:   # the snapshot latched this interval's bins and cleared them
+            first_binned = prev if counts is None else first_binned
+            counts = [a + b for a, b in zip(counts or [0] * bins.hist["bins"], tester.histogram(rx))]
         rows.append(row)
         keep(row)
         prev = cur
-    if bins is None:
+    if counts is None:
         return rows, None
-    return rows, _binned(hist, bins, first_binned["ports"][rx], prev["ports"][rx], rows, judged_from)
+    return rows, _binned(bins.hist, counts, first_binned["ports"][rx], prev["ports"][rx], rows, bins.judged_from)
 
 
 def measure_size(tester: Tester, plan: SweepPlan, stream: Stream, results: ResultsDir | None, on_sample=None):

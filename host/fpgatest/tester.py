@@ -326,10 +326,10 @@ class Tester:
         """The 64 bins of the port's latency histogram as the last snapshot latched them."""
         return self.dev.read_indexed(f"port{port}_cfg_hist_addr", list(range(HIST_BINS)), f"port{port}_stat_hist_count")
 
-    def set_histogram(self, port: int, low_ns: float, high_ns: float) -> dict:
-        """Cover [low_ns, high_ns] with the 64 bins: base at or below low_ns, the narrowest bin width
-        (a power of two times 1/16 tick, 0.5 ns) whose 64 bins reach high_ns. Returns what was set.
-        Takes effect for the frames after it; set it while the port receives nothing."""
+    @staticmethod
+    def histogram_bins(low_ns: float, high_ns: float) -> tuple[int, int]:
+        """(base, shift) of the bins that cover [low_ns, high_ns]: base at or below low_ns (latency
+        units), the narrowest bin width 2^shift units (1/16 tick, 0.5 ns) whose 64 bins reach high_ns."""
         base = max(0, math.floor(ns_to_lat_units(low_ns)))
         span = max(1, ns_to_lat_units(high_ns) - base + 1)
         shift = 0
@@ -337,6 +337,12 @@ class Tester:
             shift += 1
         if shift > 31 or base >= 1 << 32:
             raise SettingError(f"latency range {low_ns}..{high_ns} ns beyond the histogram's reach")
+        return base, shift
+
+    def set_histogram(self, port: int, low_ns: float, high_ns: float) -> dict:
+        """Cover [low_ns, high_ns] with the 64 bins (histogram_bins). Returns what was set.
+        Takes effect for the frames after it; set it while the port receives nothing."""
+        base, shift = self.histogram_bins(low_ns, high_ns)
         self.dev.write(f"port{port}_cfg_hist_base", base)
         self.dev.write(f"port{port}_cfg_hist_shift", shift)
         return {"base_ns": lat_ns(base), "bin_ns": lat_ns(1 << shift), "bins": HIST_BINS}
