@@ -16,6 +16,7 @@ import argparse
 import contextlib
 import json
 import os
+import platform
 import shutil
 import signal
 import socket
@@ -219,7 +220,8 @@ def build(build_dir: Path = BUILD_DIR, flow: str = "twin") -> None:
         shutil.rmtree(gateware / "obj_dir", ignore_errors=True)
         _step(["make", "-f", str(CORE / "Makefile"), f"CC_SRCS={sources}"], gateware)
     constants = json.loads((build_dir / "csr.json").read_text())["constants"]
-    (build_dir / "twin.built").write_text(json.dumps({"build_id": constants["fpgatest_build_id"], "flow": flow}))
+    (build_dir / "twin.built").write_text(json.dumps({"build_id": constants["fpgatest_build_id"], "flow": flow,
+                                                      **({"cpu": cpu()} if flow == "twin" else {})}))
 
 
 def _step(cmd: list[str], cwd: Path) -> None:
@@ -250,9 +252,23 @@ SOURCES = [*sorted((ROOT / "rtl").rglob("*.v")), *sorted((ROOT / "sim" / "models
            Path(__file__)]
 
 
+def cpu() -> str:
+    """This machine's CPU model: the twin's build is compiled for it (-march=native)."""
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.partition(":")[2].strip()
+    return platform.machine()
+
+
 def up_to_date(build_dir: Path = BUILD_DIR) -> bool:
+    """Built from these sources, for this CPU (a checkout copied to another machine builds again)."""
     marker = build_dir / "twin.built"
-    return marker.exists() and all(p.stat().st_mtime <= marker.stat().st_mtime for p in SOURCES)
+    if not marker.exists() or any(p.stat().st_mtime > marker.stat().st_mtime for p in SOURCES):
+        return False
+    with contextlib.suppress(ValueError):
+        return json.loads(marker.read_text()).get("cpu", cpu()) == cpu()
+    return False
 
 
 def ensure_built(build_dir: Path = BUILD_DIR) -> None:

@@ -231,3 +231,15 @@ def test_a_twin_build_is_one_line_and_a_log(monkeypatch, tmp_path, capfd):
     assert "litex says 199" in log and "%Error: something" in log
     print("stdout is back")
     assert capfd.readouterr().out == "stdout is back\n"
+
+
+def test_a_build_for_another_cpu_is_built_again(tmp_path):
+    """The twin is compiled for the CPU it runs on (-march=native): a build from another machine's
+    checkout is out of date here, one from this CPU with the same sources is not."""
+    from boards import twin
+
+    marker = tmp_path / "twin.built"
+    marker.write_text(json.dumps({"build_id": 1, "flow": "twin", "cpu": twin.cpu()}))
+    assert twin.up_to_date(tmp_path)
+    marker.write_text(json.dumps({"build_id": 1, "flow": "twin", "cpu": "a CPU this is not"}))
+    assert not twin.up_to_date(tmp_path)
