@@ -121,12 +121,16 @@ def test_tcp_model_against_a_hand_computation():
 def test_availbw_finds_and_follows_a_step(twin_link, tmp_path):
     """Seed 003 (ImTCP) on a 300 Mb/s bottleneck with Poisson cross traffic of 64-byte frames: at
     100 Mb/s the available bandwidth is 200 Mb/s; from round 6 the cross traffic is 200 Mb/s and it
-    is 100 Mb/s. Tolerance, from the method's own spread on the twin (a stream near the available
-    bandwidth feeds a queue that wanders with the Poisson cross traffic, so its trend test can go
-    either way): each round within 10 % (before the step) or 15 % (after it) of the truth plus half
-    the round's sub-interval, and the last three rounds' mean within 10 %. The first round starts
-    from a train's dispersion rate; rounds 3-5 must be within it, and after the step from the
-    fourth round on (the search walks down by edge results in rounds 6-8)."""
+    is 100 Mb/s. The first round starts from a train's dispersion rate; rounds 3-5 are judged, and
+    after the step rounds 9-11 (the search walks down by edge results in rounds 6-8).
+    Tolerances from the method's own spread on the twin (a stream near the available bandwidth feeds
+    a queue that wanders with the Poisson cross traffic, so its trend test can go either way; where
+    the cross traffic falls depends on when the host starts each stream, so every run differs).
+    Measured over 19 runs: a round is off by -15 % ... +8 % before the step (sd 4 %) and -23 % ...
+    +16 % after it (sd 7.5 %); the mean of three rounds by -9.9 % ... +4.3 % (sd 2.5 %) and -10 % ...
+    +6.5 % (sd 4.4 %). Asserted, about five standard deviations out: each round within 25 % / 40 % of
+    the truth plus half its sub-interval, the three rounds' mean within 15 % / 20 %. (10 % / 15 % per
+    round, set from fewer runs, failed a fresh clone's run at -15 %.)"""
     from fpgatest.probes import AvailPlan, availbw
 
     set_model(twin_link, {"per_byte_ns": HOP2_PER_BYTE_NS, "rate_mbps": 300, "cross_mbps": 100, "cross_size": 64,
@@ -147,9 +151,10 @@ def test_availbw_finds_and_follows_a_step(twin_link, tmp_path):
 
     assert [r["model_available_mbps"] for r in rounds] == pytest.approx([200.0] * 6 + [100.0] * 6)
     found = [r["a_cur_mbps"] for r in rounds]
-    assert all(close(r, 200.0, 0.10) for r in rounds[3:6]), found
-    assert all(close(r, 100.0, 0.15) for r in rounds[9:]), found
-    assert abs(sum(found[9:]) / 3 - 100.0) <= 10.0, found
+    assert all(close(r, 200.0, 0.25) for r in rounds[3:6]), found
+    assert abs(sum(found[3:6]) / 3 - 200.0) <= 0.15 * 200.0, found
+    assert all(close(r, 100.0, 0.40) for r in rounds[9:]), found
+    assert abs(sum(found[9:]) / 3 - 100.0) <= 0.20 * 100.0, found
     assert rounds[6]["edge"] == "low", "the step is seen at once: every stream of the old interval is too fast"
     assert all(s["lost"] == 0 for r in rounds for s in r["streams"])
     assert (tmp_path / "rounds.csv").read_text().count("\n") == 1 + sum(len(r["streams"]) for r in rounds)
