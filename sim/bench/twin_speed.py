@@ -4,6 +4,7 @@ build beside LiteX's own build of the same SoC, measured in one run -> twin_spee
 
 import argparse
 import json
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -80,17 +81,16 @@ def main() -> int:
         for flow, build_dir in builds.items():
             runs[flow].append(speed(build_dir, args.seconds))
 
-    def median(flow: str, *keys: str) -> float:
-        values = sorted(run[keys[0]][keys[1]] if len(keys) == 2 else run[keys[0]] for run in runs[flow])
-        return values[len(values) // 2]
+    def median(flow: str, value) -> float:
+        return statistics.median_high(value(run) for run in runs[flow])
 
     report = {"rounds": args.rounds, "seconds_per_measurement": args.seconds, "runs": runs, "median": {}}
     for flow in builds:
-        report["median"][flow] = {"idle_cycles_per_s": median(flow, "idle", "cycles_per_s"),
-                                  "line_rate_cycles_per_s": median(flow, "line_rate_both_ports", "cycles_per_s"),
-                                  "register_read_ms": median(flow, "register_read_ms"),
-                                  "snapshot_ms": median(flow, "snapshot_ms"),
-                                  "snapshot_round_trips": median(flow, "snapshot_round_trips")}
+        report["median"][flow] = {
+            "idle_cycles_per_s": median(flow, lambda run: run["idle"]["cycles_per_s"]),
+            "line_rate_cycles_per_s": median(flow, lambda run: run["line_rate_both_ports"]["cycles_per_s"]),
+            **{key: median(flow, lambda run, key=key: run[key])
+               for key in ("register_read_ms", "snapshot_ms", "snapshot_round_trips")}}
     m = report["median"]
     report["speedup_over_litex"] = {
         "idle": m["twin"]["idle_cycles_per_s"] / m["litex"]["idle_cycles_per_s"],
