@@ -6,6 +6,13 @@
 `default_nettype none
 
 /*
+ * No reset: the pointers start at zero with the configuration and are never reset. A reset on one
+ * side only (a PHY reset on the write side, a SoC reset on the read side) would make its pointer jump
+ * while the other side still holds the old one; the reader would then take stale entries, or ones
+ * being written, as new (and the jump is more than one gray bit, so the synchronized copy may pass
+ * through values neither side ever held). A side in reset instead stops writing, or drains and
+ * discards (the users gate wr_en and take rd_data accordingly), so the pointers stay a pair.
+ *
  * FREE_SLOT = 1 keeps one slot free (it holds 2^DEPTH_LOG2 - 1 entries): the memory is then written
  * at the write pointer on every clock, with no write enable, and an entry becomes visible only when
  * the pointer moves past it. The slot under the write pointer is never one the reader can reach,
@@ -20,13 +27,11 @@ module fpgatest_async_fifo #(
 ) (
     // write side
     input  wire             wr_clk,
-    input  wire             wr_rst,
     input  wire [WIDTH-1:0] wr_data,
     input  wire             wr_en,
     output wire             wr_full,
     // read side
     input  wire             rd_clk,
-    input  wire             rd_rst,
     output wire [WIDTH-1:0] rd_data,
     output wire             rd_valid,
     input  wire             rd_en
@@ -66,11 +71,6 @@ if (FREE_SLOT) begin : free_slot
             wr_p2_gray_reg <= bin2gray(wr_ptr_bin_reg + 3);
         end
         mem[wr_ptr_bin_reg[A-1:0]] <= wr_data;
-        if (wr_rst) begin
-            full_reg <= 1'b0;
-            wr_p1_gray_reg <= bin2gray(1);
-            wr_p2_gray_reg <= bin2gray(2);
-        end
     end
     assign wr_full = full_reg;
 end else begin : exact
@@ -92,10 +92,6 @@ always @(posedge wr_clk) begin
     end
     rd_ptr_gray_sync1_reg <= rd_ptr_gray_reg;
     rd_ptr_gray_sync2_reg <= rd_ptr_gray_sync1_reg;
-    if (wr_rst) begin
-        wr_ptr_bin_reg <= 0;
-        wr_ptr_gray_reg <= 0;
-    end
 end
 
 always @(posedge rd_clk) begin
@@ -105,10 +101,6 @@ always @(posedge rd_clk) begin
     end
     wr_ptr_gray_sync1_reg <= wr_ptr_gray_reg;
     wr_ptr_gray_sync2_reg <= wr_ptr_gray_sync1_reg;
-    if (rd_rst) begin
-        rd_ptr_bin_reg <= 0;
-        rd_ptr_gray_reg <= 0;
-    end
 end
 
 endmodule

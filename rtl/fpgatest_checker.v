@@ -61,6 +61,9 @@ localparam [31:0] FCS_RESIDUE = 32'hDEBB20E3;
 // comparison of the incoming byte sits on the parse path
 // ---------------------------------------------------------------------------------------------
 reg                b_valid, b_first, b_last, b_err;
+reg                b_end;              // b_valid && b_last: the frame ends with this byte
+reg                b_abort;            // b_valid && b_first while a frame is open: its end was lost
+reg                in_frame_reg;       // a frame is open (parse, below)
 reg  [7:0]         b_data;
 reg  [STAMP_W-1:0] b_stamp;
 reg                b_is_00, b_is_dd, b_is_a8, b_is_08, b_is_86, b_is_81, b_is_88, b_is_45, b_is_6x;
@@ -70,6 +73,9 @@ always @(posedge clk) begin
     b_valid <= s_valid;
     b_first <= s_first;
     b_last <= s_last;
+    b_end <= s_valid && s_last;
+    // in_frame_reg as it will be after this edge (see parse, below)
+    b_abort <= s_valid && s_first && (b_valid ? !b_last : in_frame_reg);
     b_err <= s_err;
     b_data <= s_data;
     b_stamp <= s_stamp;
@@ -84,14 +90,16 @@ always @(posedge clk) begin
     b_is_l4_v4 <= s_data == 8'd17 || s_data == 8'd1;
     b_is_l4_v6 <= s_data == 8'd17 || s_data == 8'd58;
     b_is_6x <= s_data[7:4] == 4'h6;
-    if (rst)
+    if (rst) begin
         b_valid <= 1'b0;
+        b_end <= 1'b0;
+        b_abort <= 1'b0;
+    end
 end
 
 // ---------------------------------------------------------------------------------------------
 // parse
 // ---------------------------------------------------------------------------------------------
-reg         in_frame_reg;
 reg  [15:0] idx_reg;                   // index of the next byte = bytes taken so far (saturates)
 reg         idx_sat_reg;               // idx_reg has reached 0xFFFF and stays
 reg         vlan_reg;
@@ -146,7 +154,6 @@ reg  [15:0] end_stream_reg;
 reg  [47:0] end_seq_reg, end_tx_reg;
 reg  [63:0] end_rx_tick_reg;
 
-wire        abort = b_valid && b_first && in_frame_reg;
 
 always @(posedge clk) begin
     end_valid_reg <= 1'b0;
@@ -158,7 +165,7 @@ always @(posedge clk) begin
     if (sig_upd_reg)
         sig_crc_reg <= sig_crc_term ^ sig_byte_term_reg;
 
-    if (abort) begin
+    if (b_abort) begin
         end_valid_reg <= 1'b1;
         end_err_reg <= 1'b1;                 // (bad whatever its FCS register holds)
         end_len_reg <= idx_reg;
@@ -231,20 +238,21 @@ always @(posedge clk) begin
             sig_cnt_reg <= sig_cnt_reg + 5'd1;
         end
 
-        if (b_last) begin
-            end_valid_reg <= 1'b1;
-            end_crc_reg <= fcs_crc_next;
-            end_err_reg <= b_err;
-            end_len_reg <= b_first ? 16'd1 : idx_reg + 16'd1;
-            // the signature is complete once 18 bytes were taken; the check covers the first 14
-            end_sig_full_reg <= l3_ok_reg && sig_cnt_reg == 5'd18;
-            end_sig_check_reg <= sig_reg[31:0];
-            end_sig_crc_reg <= sig_crc_reg;
-            end_stream_reg <= sig_reg[143:128];
-            end_seq_reg <= sig_reg[127:80];
-            end_tx_reg <= sig_reg[79:32];
-            end_rx_tick_reg <= rx_tick_reg;
-        end
+    end
+
+    if (b_end) begin
+        end_valid_reg <= 1'b1;
+        end_crc_reg <= fcs_crc_next;
+        end_err_reg <= b_err;
+        end_len_reg <= b_first ? 16'd1 : idx_reg + 16'd1;
+        // the signature is complete once 18 bytes were taken; the check covers the first 14
+        end_sig_full_reg <= l3_ok_reg && sig_cnt_reg == 5'd18;
+        end_sig_check_reg <= sig_reg[31:0];
+        end_sig_crc_reg <= sig_crc_reg;
+        end_stream_reg <= sig_reg[143:128];
+        end_seq_reg <= sig_reg[127:80];
+        end_tx_reg <= sig_reg[79:32];
+        end_rx_tick_reg <= rx_tick_reg;
     end
 
     if (rst) begin

@@ -386,7 +386,8 @@ wire          mark_now = ctl_snapshot_q || ctl_clear_q || ctl_clear_stats_q || c
 wire          w_events = gen_cnt_tx_frame || chk_cnt_rx_frame || cdc_cnt_overflow || res_valid;
 reg  [1:0]    mark_n_reg;                  // markers given back or held, waiting to be sent ...
 reg  [4:0]    mark_bits_reg;               // ... and which ones
-reg  [7:0]    lost_reg;                    // records with events lost so far (modulo 256)
+reg  [7:0]    lost_reg = 8'd0;             // records with events lost so far (modulo 256; never reset,
+                                           // so that it and the engine side's copy stay a pair)
 wire          a_en = w_events || mark_now || mark_n_reg != 2'd0;
 wire [1:0]    m_n = mark_n_reg == 2'd3 ? 2'd3 : mark_n_reg + mark_now;      // markers due now ...
 wire [4:0]    m_bits = mark_bits_reg | {ctl_snapshot_q, ctl_clear_q, ctl_clear_stats_q, ctl_clear_hist_q, ctl_flush_q};
@@ -421,7 +422,6 @@ always @(posedge clk) begin
         lost_reg <= lost_reg + 8'd1;
     if (rst) begin
         a_valid_reg <= 1'b0;
-        lost_reg <= 8'd0;
         mark_n_reg <= 2'd0;
         mark_bits_reg <= 5'd0;
     end
@@ -431,9 +431,11 @@ wire          r_avail;
 wire [RW-1:0] r_data;
 wire          r_take;
 
+// (no reset in the FIFO: the writer sends nothing while the tester clock's reset holds, and the
+// engines drain and discard while theirs does, so no record from before a reset is counted after it)
 fpgatest_async_fifo #(.WIDTH(RW), .DEPTH_LOG2(4), .FREE_SLOT(1)) record_fifo (
-    .wr_clk(clk), .wr_rst(rst), .wr_data(a_data_reg), .wr_en(a_valid_reg), .wr_full(w_full),
-    .rd_clk(eng_clk), .rd_rst(eng_rst), .rd_data(r_data), .rd_valid(r_avail), .rd_en(r_take));
+    .wr_clk(clk), .wr_data(a_data_reg), .wr_en(a_valid_reg), .wr_full(w_full),
+    .rd_clk(eng_clk), .rd_data(r_data), .rd_valid(r_avail), .rd_en(r_take));
 
 // =============================================================================================
 // engine clock: the record at the FIFO's head is taken when every engine it concerns is ready
@@ -449,9 +451,9 @@ reg           e_round_reg;                 // ... and it starts a counter round 
 // waits for the latency statistics to finish the result before it (five clocks at most), so that a
 // snapshot's statistics and its lat_count hold the same results as its test_frames; the sequence
 // tracker's counts are as far as it has worked through its input queue
-assign r_take = r_avail && !e_valid_reg
-             && (!f_res || (st_ready && trk_ready))
-             && (!f_mark || (!cnt_busy && st_ready));
+assign r_take = r_avail && (eng_rst || (!e_valid_reg
+                                         && (!f_res || (st_ready && trk_ready))
+                                         && (!f_mark || (!cnt_busy && st_ready))));
 
 always @(posedge eng_clk) begin
     e_valid_reg <= r_take;
@@ -484,14 +486,15 @@ assign e_tx  = e_valid_reg && e_tx_raw;
 assign e_rx  = e_valid_reg && e_rx_raw;
 assign e_res = e_valid_reg && e_res_raw;
 
-// records lost in the tester clock: the difference of the lost totals of two records taken
-reg  [7:0]  lost_seen_reg;
+// records lost in the tester clock: the difference of the lost totals of two records taken. Like
+// the total, never reset: a record drained in the engines' reset moves it without counting
+reg  [7:0]  lost_seen_reg = 8'd0;
 wire [7:0]  e_lost_new = e_lost - lost_seen_reg;
 always @(posedge eng_clk) begin
     if (e_valid_reg)
         lost_seen_reg <= e_lost;
-    if (eng_rst)
-        lost_seen_reg <= 8'd0;
+    if (eng_rst && r_take)
+        lost_seen_reg <= r_data[RW-8 -: 8];
 end
 
 // markers sent and not yet back: the busy flags cover them (a snapshot's values are not ready

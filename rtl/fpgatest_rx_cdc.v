@@ -10,6 +10,9 @@
  * tick counter cross into the RX domain as gray code (2-flop synchronizer), so the stamp is taken
  * right at the SFD in the PHY clock and stays in the one time base; the checker widens it back to
  * 64 bits. Only frame bytes (no preamble, no idle) go through the FIFO, so it drains in every gap.
+ * Either side may be reset alone (a PHY reset, a SoC reset): the FIFO's pointers are never reset, a
+ * frame cut on the RX side stays a frame without its end (closed as damaged by the next), and the
+ * tail of one cut on the system side is discarded up to the next frame's first byte.
  */
 module fpgatest_rx_cdc #(
     parameter STAMP_W    = 24,
@@ -51,10 +54,11 @@ always @(posedge clk)
 (* ASYNC_REG = "TRUE" *) reg [STAMP_W-1:0] time_gray_sync1_reg, time_gray_sync2_reg;
 reg [STAMP_W-1:0] rx_time_reg;
 
-// rx_time_reg lags time_tick by SYNC_LAG clocks (gray register, two sync flops, two decode
-// registers); adding it back makes the stamp the tick during which the SFD is on gmii_rxd (exact
-// when rx_clk == clk, within one tick otherwise)
-localparam [STAMP_W-1:0] SYNC_LAG = 5;
+// rx_time_reg lags time_tick by five clocks (gray register, two sync flops, two decode registers)
+// and the SFD is taken from in_rxd_reg, a clock after it was on gmii_rxd: adding SYNC_LAG = 5 - 1
+// makes the stamp the tick during which the SFD was on gmii_rxd (exact when rx_clk == clk, within one
+// tick otherwise)
+localparam [STAMP_W-1:0] SYNC_LAG = 4;
 
 // gray to binary: bit i is the XOR of the gray bits from i up. Decoded in two clocks so that no
 // clock holds a deep XOR tree: first the parity of each 4-bit group, then each bit from the bits of
@@ -95,8 +99,18 @@ always @(posedge rx_clk) begin
 end
 
 // ---------------------------------------------------------------------------------------------
-// frame delineation in the RX domain
+// frame delineation in the RX domain, three registered stages: the PHY's outputs (in_*), the
+// delineated byte (held_*), the word for the FIFO (wr_*). No PHY output drives logic, and the FIFO
+// is written from flip-flops, so no RX-clock path is longer than a state update or a pointer step
 // ---------------------------------------------------------------------------------------------
+reg [7:0] in_rxd_reg;
+reg       in_dv_reg, in_er_reg;
+always @(posedge rx_clk) begin
+    in_rxd_reg <= gmii_rxd;
+    in_dv_reg <= gmii_rx_dv;
+    in_er_reg <= gmii_rx_er;
+end
+
 localparam [1:0] RX_IDLE = 2'd0, RX_PRE = 2'd1, RX_DATA = 2'd2, RX_SKIP = 2'd3;
 
 reg [1:0]         rx_state_reg;
@@ -104,39 +118,22 @@ reg [7:0]         held_byte_reg;
 reg               held_valid_reg, held_first_reg;
 reg               frame_err_reg;
 reg [STAMP_W-1:0] stamp_reg;
-reg               lost_reg;            // a byte of this frame did not fit in the FIFO
 
-reg               wr_en;
-reg [8+3+STAMP_W-1:0] wr_data;
+localparam W = 8 + 3 + STAMP_W;         // first, last, err, stamp, byte
+reg               wr_en_reg;
+reg [W-1:0]       wr_data_reg;
 wire              wr_full;
-
-always @* begin
-    wr_en = 1'b0;
-    wr_data = {held_first_reg, 1'b0, 1'b0, stamp_reg, held_byte_reg};
-    if (rx_state_reg == RX_DATA && held_valid_reg) begin
-        if (gmii_rx_dv) begin
-            wr_en = 1'b1;
-        end else begin
-            wr_en = 1'b1;
-            wr_data = {held_first_reg, 1'b1, frame_err_reg | gmii_rx_er | lost_reg | wr_full,
-                       stamp_reg, held_byte_reg};
-        end
-    end
-end
-
-reg overflow_toggle_reg;
 
 always @(posedge rx_clk) begin
     case (rx_state_reg)
         RX_IDLE: begin
             held_valid_reg <= 1'b0;
             frame_err_reg <= 1'b0;
-            lost_reg <= 1'b0;
-            if (gmii_rx_dv) begin
-                if (gmii_rxd == 8'hD5) begin
+            if (in_dv_reg) begin
+                if (in_rxd_reg == 8'hD5) begin
                     rx_state_reg <= RX_DATA;
                     stamp_reg <= rx_time_reg + SYNC_LAG;
-                end else if (gmii_rxd == 8'h55) begin
+                end else if (in_rxd_reg == 8'h55) begin
                     rx_state_reg <= RX_PRE;
                 end else begin
                     rx_state_reg <= RX_SKIP;
@@ -144,72 +141,98 @@ always @(posedge rx_clk) begin
             end
         end
         RX_PRE: begin
-            if (!gmii_rx_dv)
+            if (!in_dv_reg)
                 rx_state_reg <= RX_IDLE;
-            else if (gmii_rxd == 8'hD5) begin
+            else if (in_rxd_reg == 8'hD5) begin
                 rx_state_reg <= RX_DATA;
                 stamp_reg <= rx_time_reg + SYNC_LAG;
-            end else if (gmii_rxd != 8'h55)
+            end else if (in_rxd_reg != 8'h55)
                 rx_state_reg <= RX_SKIP;
         end
         RX_DATA: begin
-            if (gmii_rx_dv) begin
-                held_byte_reg <= gmii_rxd;
+            if (in_dv_reg) begin
+                held_byte_reg <= in_rxd_reg;
                 held_valid_reg <= 1'b1;
                 held_first_reg <= !held_valid_reg;
-                if (gmii_rx_er)
+                if (in_er_reg)
                     frame_err_reg <= 1'b1;
             end else begin
                 rx_state_reg <= RX_IDLE;
             end
-            if (wr_en && wr_full) begin
-                lost_reg <= 1'b1;
-                if (!lost_reg)
-                    overflow_toggle_reg <= !overflow_toggle_reg;
-            end
         end
         default: begin
-            if (!gmii_rx_dv)
+            if (!in_dv_reg)
                 rx_state_reg <= RX_IDLE;
         end
     endcase
+
+    // the held byte goes out when the next one arrives, or as the last when data valid drops
+    wr_en_reg <= rx_state_reg == RX_DATA && held_valid_reg;
+    wr_data_reg <= {held_first_reg, !in_dv_reg, frame_err_reg | (!in_dv_reg && in_er_reg), stamp_reg,
+                    held_byte_reg};
+
+    // a reset cuts the frame on the wire: the bytes written so far stay a frame without its end,
+    // which the checker closes as damaged when the next frame starts
     if (rx_rst) begin
         rx_state_reg <= RX_IDLE;
         held_valid_reg <= 1'b0;
-        overflow_toggle_reg <= 1'b0;
+        wr_en_reg <= 1'b0;
+    end
+end
+
+// a word that does not fit is dropped; the frame's later words carry the error, and the frame
+// counts once as damaged (lost_reg: a word of the frame being written was dropped; a first word
+// starts a frame afresh, also after a reset cut the one before)
+wire    wr_first = wr_data_reg[W-1];
+wire    wr_last = wr_data_reg[W-2];
+reg     lost_reg = 1'b0;
+wire    lost_before = lost_reg && !wr_first;
+reg     overflow_toggle_reg = 1'b0;     // never reset: a reset must not look like an overflow
+always @(posedge rx_clk) begin
+    if (wr_en_reg) begin
+        lost_reg <= !wr_last && (lost_before || wr_full);
+        if (wr_full && !lost_before)
+            overflow_toggle_reg <= !overflow_toggle_reg;
     end
 end
 
 // ---------------------------------------------------------------------------------------------
-// FIFO into the system clock domain
+// FIFO into the system clock domain (never reset: see fpgatest_async_fifo)
 // ---------------------------------------------------------------------------------------------
-wire [8+3+STAMP_W-1:0] rd_data;
-wire                   rd_valid;
+wire [W-1:0] rd_data;
+wire         rd_valid;
 
 fpgatest_async_fifo #(
-    .WIDTH      (8 + 3 + STAMP_W),
-    .DEPTH_LOG2 (DEPTH_LOG2)
+    .WIDTH      (W),
+    .DEPTH_LOG2 (DEPTH_LOG2),
+    .FREE_SLOT  (1)
 ) fifo_inst (
     .wr_clk   (rx_clk),
-    .wr_rst   (rx_rst),
-    .wr_data  (wr_data),
-    .wr_en    (wr_en),
+    .wr_data  ({wr_data_reg[W-1:W-2], wr_data_reg[W-3] | lost_before, wr_data_reg[W-4:0]}),
+    .wr_en    (wr_en_reg),
     .wr_full  (wr_full),
     .rd_clk   (clk),
-    .rd_rst   (rst),
     .rd_data  (rd_data),
     .rd_valid (rd_valid),
     .rd_en    (1'b1)
 );
 
-// registered output: the FIFO's RAM read ends here, not in the checker's parser
-reg  m_valid_reg;
-reg  [8+3+STAMP_W-1:0] m_word_reg;
+// registered output: the FIFO's RAM read ends here, not in the checker's parser. The FIFO drains
+// while the system side is in reset and the words are discarded; after a reset, words up to the next
+// frame's first are the tail of a frame the reset cut, and are discarded too
+reg          m_valid_reg;
+reg  [W-1:0] m_word_reg;
+reg          m_synced_reg;              // a first word has been seen since the reset
+wire         rd_first = rd_data[W-1];
 always @(posedge clk) begin
-    m_valid_reg <= rd_valid;
+    m_valid_reg <= rd_valid && (m_synced_reg || rd_first);
     m_word_reg <= rd_data;
-    if (rst)
+    if (rd_valid && rd_first)
+        m_synced_reg <= 1'b1;
+    if (rst) begin
         m_valid_reg <= 1'b0;
+        m_synced_reg <= 1'b0;
+    end
 end
 assign m_valid = m_valid_reg;
 assign {m_first, m_last, m_err, m_stamp, m_data} = m_word_reg;

@@ -288,6 +288,73 @@ async def run_test_rx_clock_offset(dut, ppm):
 
 
 @cocotb.test()
+async def run_test_reset_of_one_side(dut):
+    """A PHY reset (the RX side alone) cutting frames, then a SoC reset (tester and engine clocks, not the
+    PHY's) while frames arrive: no stale crossing-FIFO entry becomes a frame, a frame cut on the RX side
+    counts once as damaged, one cut on the system side is not seen at all, and what follows is exact."""
+    tb = TB(dut, rx_ppm=100, rx_source_reset=False)
+    await tb.reset()
+
+    async def forward():
+        while True:
+            frame = await tb.tx_sink.recv()
+            await tb.rx_source.send(GmiiFrame(b"\x55" + bytes(frame.data)))
+
+    cocotb.start_soon(forward())
+
+    # PHY resets, three RX clocks each, at random points of a 300-frame stream (84 clocks a frame)
+    n, resets = 300, 5
+    tb.configure(StreamConfig(size=64, count=n, ifg=12))
+    await tb.pulse("ctl_start")
+    for _ in range(resets):
+        await ClockCycles(dut.rx_clk_ext, random.randrange(1500, 4000))
+        dut.rx_rst.value = 1
+        await ClockCycles(dut.rx_clk_ext, 3)
+        dut.rx_rst.value = 0
+    await tb.wait_idle()
+    await tb.rx_source.wait()
+    await ClockCycles(dut.clk, 500)
+    await tb.flush()               # the tracker's pending gaps become lost
+    s = await tb.snapshot()
+    damaged = s["stat_fcs_errors"] + s["stat_runts"]
+    tb.log.info("PHY resets: %d of %d frames received, %d damaged, %d lost", s["stat_test_frames"], n, damaged,
+                s["stat_seq_lost"])
+    assert n - resets <= s["stat_test_frames"] <= n and s["stat_test_frames"] + s["stat_seq_lost"] == n, s
+    assert damaged <= resets and s["stat_rx_frames"] == s["stat_test_frames"] + damaged, s
+    assert s["stat_foreign"] == s["stat_giants"] == s["stat_other_stream"] == 0, s
+    assert s["stat_seq_duplicate"] == s["stat_seq_late"] == s["stat_seq_stale"] == 0, s
+    assert s["stat_rx_fifo_overflow"] == 0 and s["stat_record_dropped"] == 0, s
+
+    # a SoC reset while frames arrive: the generator stops, the frames already on the link come in
+    tb.configure(StreamConfig(size=64, count=n, ifg=12, seq_start=1000))
+    await tb.pulse("ctl_start")
+    await ClockCycles(dut.clk, random.randrange(2000, 4000))
+    dut.rst.value = 1
+    dut.eng_rst.value = 1
+    await ClockCycles(dut.eng_clk, 10)
+    dut.rst.value = 0
+    dut.eng_rst.value = 0
+    await tb.rx_source.wait()
+    await ClockCycles(dut.clk, 500)
+    s = await tb.snapshot()
+    tb.log.info("SoC reset: %d frames after it, all whole", s["stat_rx_frames"])
+    assert s["stat_rx_frames"] == s["stat_test_frames"] <= 2, s
+    assert s["stat_fcs_errors"] == s["stat_runts"] == s["stat_foreign"] == 0, s
+    assert s["stat_record_dropped"] == 0, s
+
+    # and the next run is exact
+    await tb.pulse("ctl_clear")
+    tb.configure(StreamConfig(size=64, count=100, ifg=12, seq_start=5000))
+    await tb.pulse("ctl_start")
+    await tb.wait_idle()
+    await tb.rx_source.wait()
+    await ClockCycles(dut.clk, 500)
+    s = await tb.snapshot()
+    assert s["stat_rx_frames"] == s["stat_test_frames"] == s["stat_seq_received"] == 100, s
+    assert s["stat_seq_lost"] == s["stat_fcs_errors"] == s["stat_runts"] == 0, s
+
+
+@cocotb.test()
 async def run_test_record_fifo_full(dut):
     """Engines far too slow for the wire: records are lost and counted, markers are delayed but never lost,
     and whatever is counted stays exact; at the board's engine clock nothing is lost at line rate."""
@@ -329,7 +396,7 @@ async def run_test_record_fifo_full(dut):
 
 SCENARIOS = ["run_test_loopback_latency_exact", "run_test_statistics", "run_test_snapshot_at_every_phase",
              "run_test_frame_classes",
-             "run_test_rx_clock_offset", "run_test_record_fifo_full"]
+             "run_test_rx_clock_offset", "run_test_reset_of_one_side", "run_test_record_fifo_full"]
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)

@@ -39,7 +39,9 @@ MARKERS = {p.name for p in CTL if "marker" in p.description}
 
 
 class TB:
-    def __init__(self, dut, rx_ppm: float | None = None, loopback_delay: int | None = None):
+    def __init__(self, dut, rx_ppm: float | None = None, loopback_delay: int | None = None,
+                 rx_source_reset: bool = True):
+        # rx_source_reset False: the link partner's frames go on through rx_rst (a local PHY reset)
         self.dut = dut
         self.log = logging.getLogger("cocotb.tb")
         self.log.setLevel(logging.INFO)
@@ -69,7 +71,8 @@ class TB:
         self.tx_sink = GmiiSink(dut.gmii_txd, dut.gmii_tx_er, dut.gmii_tx_en, dut.clk, dut.rst)
         self.rx_source = None
         if rx_ppm is not None:
-            self.rx_source = GmiiSource(dut.ext_rxd, dut.ext_rx_er, dut.ext_rx_dv, dut.rx_clk_ext, dut.rx_rst)
+            self.rx_source = GmiiSource(dut.ext_rxd, dut.ext_rx_er, dut.ext_rx_dv, dut.rx_clk_ext,
+                                        dut.rx_rst if rx_source_reset else None)
         for model in (self.tx_sink, self.rx_source):
             if model is not None:
                 model.log.setLevel(logging.WARNING)
