@@ -10,6 +10,9 @@
  * followed by an idle gap. The signature (docs/frame-format.md) carries stream id, 48-bit sequence
  * number, the low 48 bits of the TX tick and a CRC-32 check keyed with the magic "FPGT".
  * All settings are copied when the run starts, so changing registers mid-run never bends a frame.
+ * The header comes from a template of the run's constant bytes, written once in the ~125 clocks
+ * before the first frame, overlaid per frame with the few bytes that change (IPv4 identification
+ * and checksum, the L4 checksum, the ICMP echo sequence number, the signature).
  * With cfg_icmp the IP payload is an ICMP echo request (IPv4 type 8, ICMPv6 type 128) instead of UDP:
  * identifier cfg_udp_src, echo sequence number the low 16 bits of the frame's, signature and padding
  * as the echo data, the ICMP checksum right for every frame. A frame starts only while win_open is
@@ -113,12 +116,13 @@ reg [47:0]  count_reg;
 
 reg [1:0]  state_reg;
 
-// derived per-run lengths (registered, one subtraction per clock; settle during ST_PREP)
+// derived per-run lengths (registered, one subtraction per clock; settled by FILL_L2)
 reg [15:0]  l2_len_reg, udp_off_reg, sig_off_reg, data_len_reg, l3_len_reg, udp_len_reg;
 reg [15:0]  ethertype_eff_reg;
 reg [7:0]   l4_proto_reg;          // IP protocol / next header: UDP 17, ICMP 1, ICMPv6 58
-reg [15:0]  l4_len_sum_reg;        // the length words in the L4 checksum: UDP length twice (pseudo-header
-                                   // and header), ICMPv6 once (pseudo-header), ICMPv4 none
+reg [15:0]  pseudo_reg;            // the L4 checksum's pseudo-header words that are not in the frame:
+                                   // UDP protocol + length, ICMPv6 next header + length, ICMPv4 none
+reg [6:0]   hdr_last_reg;          // index of the header's last byte (the signature's)
 
 wire is_ipv4 = proto_reg == PROTO_IPV4;
 wire is_ipv6 = proto_reg == PROTO_IPV6;
@@ -127,56 +131,160 @@ always @(posedge clk) begin
     l2_len_reg   <= vlan_en_reg ? 16'd18 : 16'd14;
     udp_off_reg  <= l2_len_reg + (is_ipv6 ? 16'd40 : 16'd20);
     sig_off_reg  <= l2_len_reg + (is_ipv4 ? 16'd28 : is_ipv6 ? 16'd48 : 16'd0);
+    hdr_last_reg <= sig_off_reg[6:0] + 7'd17;
     data_len_reg <= size_reg - 16'd4;
     l3_len_reg   <= data_len_reg - l2_len_reg;
     udp_len_reg  <= l3_len_reg - (is_ipv6 ? 16'd40 : 16'd20);
     ethertype_eff_reg <= is_ipv4 ? 16'h0800 : is_ipv6 ? 16'h86DD : ethertype_reg;
     l4_proto_reg <= !icmp_reg ? 8'd17 : is_ipv6 ? 8'd58 : 8'd1;
-    l4_len_sum_reg <= !icmp_reg ? {udp_len_reg[14:0], 1'b0} : is_ipv6 ? udp_len_reg : 16'd0;
+    pseudo_reg   <= !icmp_reg ? 16'd17 + udp_len_reg : is_ipv6 ? 16'd58 + udp_len_reg : 16'd0;
 end
 
-// the checksum words that do not change per frame, summed one per clock during ST_PREP:
-// IPv4 header without length and id; UDP pseudo-header addresses + protocol, ports, stream id (ICMP:
-// type, identifier, stream id; ICMPv6 also the pseudo-header addresses and next header). One layout
-// for every protocol, the words a protocol does not have masked to zero by flags set at the start:
-// src and dst address (8 words each; IPv4 only the low two), pseudo-header protocol, source port or
-// identifier, destination port or ICMP type, stream id
-reg  [4:0]  prep_cnt_reg;
-reg         sum_lo_reg;            // the low 32 address bits are summed (a pseudo-header: not ICMPv4)
-reg         sum_hi_reg;            // the high 96 address bits are summed (IPv6)
-reg  [15:0] sum_proto_reg;         // pseudo-header protocol word: UDP 17, ICMPv6 58, ICMPv4 none
-reg  [15:0] sum_w4_reg;            // UDP destination port, or the ICMP type/code word
+// ---------------------------------------------------------------------------------------------
+// header template: the run's header in frame order, written during ST_PREP, read once per frame
+// ---------------------------------------------------------------------------------------------
+// Each entry is a byte and a tag saying where the frame's byte comes from: the template byte, or the
+// next byte of one of three per-frame overlays, each a shift register consumed in frame order:
+//   TAG_IP   IPv4 identification (the sequence number's low 16 bits) and header checksum
+//   TAG_L4   UDP or ICMP checksum, then the ICMP echo sequence number
+//   TAG_SIG  the signature's sequence number, TX stamp and check (its stream id is in the template)
+// The fill walks a fixed list of segments, one byte per clock, each written at its offset in the
+// frame when the stream has it; a later segment overwrites what an earlier one left past the end
+// of its layer (an untagged frame's TCI, the unused part of the L2 segment):
+//   segment  bytes  written at  when       prep_cnt
+//   L2       18     0           always     FILL_L2 ..     dst, src, 8100, TCI, EtherType
+//   ETYPE     2     12          no tag     FILL_ETYPE ..  EtherType
+//   IPV4     20     l2_len      IPv4       FILL_IPV4 ..
+//   IPV6     40     l2_len      IPv6       FILL_IPV6 ..
+//   UDP       8     udp_off     UDP        FILL_UDP ..
+//   ICMP      8     udp_off     ICMP       FILL_ICMP ..
+//   SIG      18     sig_off     always     FILL_SIG .. FILL_END - 1
+// The checksums' per-run part is summed from the same bytes as they are written (words are
+// big-endian and every layer starts at an even offset, so a byte at an even offset is a high byte):
+// the IPv4 header for the IP checksum; the pseudo-header addresses, the L4 header and the stream id
+// for the L4 checksum, which starts from pseudo_reg.
+localparam [1:0] TAG_TPL = 2'd0, TAG_IP = 2'd1, TAG_L4 = 2'd2, TAG_SIG = 2'd3;
+localparam [6:0] FILL_L2 = 7'd8, FILL_ETYPE = 7'd26, FILL_IPV4 = 7'd28, FILL_IPV6 = 7'd48, FILL_UDP = 7'd88,
+                 FILL_ICMP = 7'd96, FILL_SIG = 7'd104, FILL_END = 7'd122;
+localparam [6:0] PREP_LAST = 7'd124;   // the last fill byte is written and summed at FILL_END + 1
+
+reg  [6:0]  prep_cnt_reg;
+reg         prep_last_reg;         // prep_cnt is PREP_LAST (flagged a clock ahead)
+always @(posedge clk)
+    prep_last_reg <= prep_cnt_reg == PREP_LAST - 7'd1;
+
+// the bytes of every segment in fill order, first byte in the top bits; byte k is taken at prep_cnt
+// k (the first FILL_L2 entries are never taken: the derived lengths settle meanwhile; the last six
+// are padding to the token's 128 bits)
+wire [8*128-1:0] tpl_src = {
+    64'd0,
+    dst_mac_reg, src_mac_reg, 16'h8100, vlan_tci_reg, ethertype_eff_reg,                         // L2
+    ethertype_eff_reg,                                                                           // ETYPE
+    8'h45, tos_reg, l3_len_reg, 16'h0000, 8'h40, 8'h00, ttl_reg, l4_proto_reg, 16'h0000,         // IPV4 (DF)
+    src_ip_reg[31:0], dst_ip_reg[31:0],
+    4'h6, tos_reg, 20'h00000, udp_len_reg, l4_proto_reg, ttl_reg, src_ip_reg, dst_ip_reg,        // IPV6 (flow 0)
+    udp_src_reg, udp_dst_reg, udp_len_reg, 16'h0000,                                             // UDP
+    is_ipv6 ? 8'd128 : 8'd8, 8'd0, 16'h0000, udp_src_reg, 16'h0000,                              // ICMP echo
+    stream_reg, 128'd0,                                                                          // SIG
+    48'd0};
+
+// stage F0: a one-hot token, bit k set at prep_cnt k, picks byte k: of every group of eight source
+// bytes, the token's byte or zero (AND-OR: no decoder, every token bit drives one byte's gates)
+reg  [127:0] fill_token_reg;
+reg  [127:0] fill_lane_reg;        // 16 bytes, the group of byte 8g in bits [8g +: 8]
+reg  [127:0] fill_lane_next;
+reg  [6:0]   fill_k;               // the fill's byte index: prep_cnt a clock later (0 outside ST_PREP)
+reg          fill_seg_first_reg;   // byte fill_k is the first of its segment,
+reg  [6:0]   fill_seg_base_reg;    // written at this offset
+integer g, j;
+always @(*) begin
+    fill_lane_next = 128'd0;
+    for (g = 0; g < 16; g = g + 1)
+        for (j = 0; j < 8; j = j + 1)
+            fill_lane_next[8*g +: 8] = fill_lane_next[8*g +: 8]
+                                     | ({8{fill_token_reg[8*g + j]}} & tpl_src[8 * (127 - 8*g - j) +: 8]);
+end
+always @(posedge clk) begin
+    fill_token_reg <= load_reg ? 128'd1 : {fill_token_reg[126:0], 1'b0};
+    fill_lane_reg <= fill_lane_next;
+    fill_k <= state_reg == ST_PREP ? prep_cnt_reg : 7'd0;
+    fill_seg_first_reg <= 1'b1;
+    case (prep_cnt_reg)
+        FILL_L2:              fill_seg_base_reg <= 7'd0;
+        FILL_ETYPE:           fill_seg_base_reg <= 7'd12;
+        FILL_IPV4, FILL_IPV6: fill_seg_base_reg <= l2_len_reg[6:0];
+        FILL_UDP, FILL_ICMP:  fill_seg_base_reg <= udp_off_reg[6:0];
+        FILL_SIG:             fill_seg_base_reg <= sig_off_reg[6:0];
+        default:              fill_seg_first_reg <= 1'b0;
+    endcase
+end
+
+// stage F1: byte fill_k, where it goes, its tag and which checksums it is part of
+reg        fill_we_reg, fill_ip_sum_reg, fill_l4_sum_reg;
+reg  [6:0] fill_addr_reg;
+reg  [1:0] fill_tag_reg;
+reg  [7:0] fill_byte_reg;
+always @(posedge clk) begin
+    fill_byte_reg <= fill_lane_reg[7:0] | fill_lane_reg[15:8] | fill_lane_reg[23:16] | fill_lane_reg[31:24]
+                   | fill_lane_reg[39:32] | fill_lane_reg[47:40] | fill_lane_reg[55:48] | fill_lane_reg[63:56]
+                   | fill_lane_reg[71:64] | fill_lane_reg[79:72] | fill_lane_reg[87:80] | fill_lane_reg[95:88]
+                   | fill_lane_reg[103:96] | fill_lane_reg[111:104] | fill_lane_reg[119:112]
+                   | fill_lane_reg[127:120];          // (one lane at most is not zero)
+    fill_tag_reg <= TAG_TPL;
+    fill_ip_sum_reg <= 1'b0;
+    fill_l4_sum_reg <= 1'b1;
+    fill_addr_reg <= fill_seg_first_reg ? fill_seg_base_reg : fill_addr_reg + 7'd1;
+    if (fill_k < FILL_ETYPE) begin
+        fill_we_reg <= fill_k >= FILL_L2;
+        fill_l4_sum_reg <= 1'b0;
+    end else if (fill_k < FILL_IPV4) begin
+        fill_we_reg <= !vlan_en_reg;
+        fill_l4_sum_reg <= 1'b0;
+    end else if (fill_k < FILL_IPV6) begin
+        fill_we_reg <= is_ipv4;
+        fill_ip_sum_reg <= 1'b1;
+        fill_l4_sum_reg <= fill_k >= FILL_IPV4 + 7'd12 && !icmp_reg;    // addresses (pseudo-header)
+        if (fill_k == FILL_IPV4 + 7'd4 || fill_k == FILL_IPV4 + 7'd5 ||
+            fill_k == FILL_IPV4 + 7'd10 || fill_k == FILL_IPV4 + 7'd11)
+            fill_tag_reg <= TAG_IP;                                        // identification, checksum
+    end else if (fill_k < FILL_UDP) begin
+        fill_we_reg <= is_ipv6;
+        fill_l4_sum_reg <= fill_k >= FILL_IPV6 + 7'd8;                  // addresses (pseudo-header)
+    end else if (fill_k < FILL_ICMP) begin
+        fill_we_reg <= (is_ipv4 || is_ipv6) && !icmp_reg;
+        if (fill_k >= FILL_UDP + 7'd6)
+            fill_tag_reg <= TAG_L4;                                        // checksum
+    end else if (fill_k < FILL_SIG) begin
+        fill_we_reg <= (is_ipv4 || is_ipv6) && icmp_reg;
+        if (fill_k == FILL_ICMP + 7'd2 || fill_k == FILL_ICMP + 7'd3 || fill_k >= FILL_ICMP + 7'd6)
+            fill_tag_reg <= TAG_L4;                                        // checksum, sequence number
+    end else begin
+        fill_we_reg <= fill_k < FILL_END;
+        if (fill_k >= FILL_SIG + 7'd2) begin
+            fill_tag_reg <= TAG_SIG;
+            fill_l4_sum_reg <= 1'b0;                                       // summed per frame
+        end
+    end
+    if (state_reg != ST_PREP)
+        fill_we_reg <= 1'b0;
+end
+
+// stage F2: write and sum
+reg  [9:0]  tpl_mem [0:127];
 reg  [19:0] ip_const_reg;
 reg  [22:0] udp_const_reg;
-// the words sit in shift registers loaded at the first ST_PREP clock (their order does not matter
-// to a sum); each following clock adds the top word and shifts
-reg  [111:0] ip_words_reg;         // 7 words
-reg  [319:0] udp_words_reg;        // 20 words (IPv4: 8 of them, the rest zero)
-reg          ip_add_reg, udp_add_reg;
-reg          prep_first_reg;       // the first ST_PREP clock (the clock after load_reg)
+wire [15:0] fill_word = fill_addr_reg[0] ? {8'd0, fill_byte_reg} : {fill_byte_reg, 8'd0};
 always @(posedge clk) begin
-    prep_first_reg <= load_reg;
-    if (prep_first_reg) begin
-        // (straight from the copied settings: the derived registers are still settling)
-        ip_words_reg <= {8'h45, tos_reg, 16'h4000, ttl_reg, icmp_reg ? 8'd1 : 8'd17, src_ip_reg[31:0],
-                         dst_ip_reg[31:0]};
-        udp_words_reg <= {src_ip_reg[127:32] & {96{sum_hi_reg}}, src_ip_reg[31:0] & {32{sum_lo_reg}},
-                          dst_ip_reg[127:32] & {96{sum_hi_reg}}, dst_ip_reg[31:0] & {32{sum_lo_reg}},
-                          sum_proto_reg, udp_src_reg, sum_w4_reg, stream_reg};
-    end else begin
-        ip_words_reg <= {ip_words_reg[95:0], 16'd0};
-        udp_words_reg <= {udp_words_reg[303:0], 16'd0};
+    if (fill_we_reg) begin
+        tpl_mem[fill_addr_reg] <= {fill_tag_reg, fill_byte_reg};
+        if (fill_ip_sum_reg)
+            ip_const_reg <= ip_const_reg + fill_word;
+        if (fill_l4_sum_reg)
+            udp_const_reg <= udp_const_reg + fill_word;
     end
-    // after the load, 7 (IP) and 20 (UDP) clocks of adding: all done by prep_cnt 21 (ST_PREP ends at 23)
-    ip_add_reg <= state_reg == ST_PREP && prep_cnt_reg < 5'd7;
-    udp_add_reg <= state_reg == ST_PREP && prep_cnt_reg < 5'd20;
-    if (ip_add_reg)
-        ip_const_reg <= ip_const_reg + ip_words_reg[111:96];
-    if (udp_add_reg)
-        udp_const_reg <= udp_const_reg + udp_words_reg[319:304];
-    if (state_reg == ST_IDLE) begin
+    if (state_reg == ST_PREP && fill_k == FILL_L2) begin
         ip_const_reg <= 20'd0;
-        udp_const_reg <= 23'd0;
+        udp_const_reg <= {7'd0, pseudo_reg};
     end
 end
 
@@ -214,7 +322,8 @@ reg  [31:0] burst_last_reg;        // burst_len - 1
 reg         burst_on_reg;          // burst_len != 0
 reg         frac_on_reg;           // frac_den != 0
 reg         at_last_reg, gap_done_reg, run_done_reg, gap_m1_zero_reg;
-reg         count_on_reg, count_lo_eq_reg, count_hi_eq_reg;   // cfg_count != 0, run_frames == count
+reg  [1:0]  count_nz_reg;          // each half of count != 0
+reg  [3:0]  count_eq_reg;          // each quarter of run_frames == count
 always @(posedge clk) begin
     last_m2_reg <= size_reg + 16'd5;
     at_m2_reg <= state_reg == ST_FRAME && pos_reg == last_m2_reg;
@@ -222,12 +331,12 @@ always @(posedge clk) begin
     burst_on_reg <= burst_len_reg != 32'd0;
     frac_on_reg <= frac_den_reg != 32'd0;
     at_last_reg <= state_reg == ST_FRAME && !at_last_reg && at_m2_reg;
-    // the run's frame count moves at pos 0 and is compared in two halves a clock later; the gap ends
+    // the run's frame count moves at pos 0 and is compared in quarters a clock later; the gap ends
     // >= 64 clocks after that: exact; a stop counts one clock late
-    count_on_reg <= count_reg != 48'd0;
-    count_lo_eq_reg <= run_frames_reg[23:0] == count_reg[23:0];
-    count_hi_eq_reg <= run_frames_reg[47:24] == count_reg[47:24];
-    run_done_reg <= (count_on_reg && count_lo_eq_reg && count_hi_eq_reg) || stop_req_reg;
+    count_nz_reg <= {count_reg[47:24] != 24'd0, count_reg[23:0] != 24'd0};
+    count_eq_reg <= {run_frames_reg[47:36] == count_reg[47:36], run_frames_reg[35:24] == count_reg[35:24],
+                     run_frames_reg[23:12] == count_reg[23:12], run_frames_reg[11:0] == count_reg[11:0]};
+    run_done_reg <= (count_nz_reg != 2'b00 && count_eq_reg == 4'b1111) || stop_req_reg;
     if (rst)
         at_last_reg <= 1'b0;
 end
@@ -277,33 +386,19 @@ always @(posedge clk) begin
             // a run starts with load_reg, below
         end
         ST_PREP: begin
-            // derived registers settle and the constant checksum words are summed
-            prep_cnt_reg <= prep_cnt_reg + 5'd1;
-            if (prep_cnt_reg == 5'd23) begin
+            // derived registers settle, the header template is written and its checksum words summed
+            prep_cnt_reg <= prep_cnt_reg + 7'd1;
+            if (ctl_stop) begin
+                state_reg <= ST_IDLE;
+            end else if (prep_last_reg) begin
                 state_reg <= ST_FRAME;
                 pos_reg <= 16'd0;
                 at_pos_reg[0] <= 1'b1;
             end
-            if (ctl_stop)
-                state_reg <= ST_IDLE;
         end
         ST_FRAME: begin
             pos_reg <= pos_reg + 16'd1;
-            if (at_pos_reg[0]) begin
-                run_frames_reg <= run_frames_reg + 48'd1;
-                seq_cur_reg <= seq_cur_reg + 48'd1;
-            end
-            if (frame_last_pos) begin
-                if (burst_end_reg)
-                    burst_cnt_reg <= 32'd0;
-                else
-                    burst_cnt_reg <= burst_cnt_reg + 32'd1;
-                if (!burst_end_reg && frac_on_reg)
-                    frac_acc_reg <= frac_next_reg;
-                gap_cnt_reg <= gap_m1_reg;
-                gap_done_reg <= gap_m1_zero_reg;
-                state_reg <= ST_GAP;
-            end
+            // the frame's first and last clocks: below
         end
         ST_GAP: begin
             // the gap's end holds while the window is closed (gap_done stays set)
@@ -322,13 +417,26 @@ always @(posedge clk) begin
             end
         end
     endcase
+    // at_pos_reg[0] and frame_last_pos are set only inside ST_FRAME, so what they start needs no
+    // decode of the state
+    if (at_pos_reg[0]) begin
+        run_frames_reg <= run_frames_reg + 48'd1;
+        seq_cur_reg <= seq_cur_reg + 48'd1;
+    end
+    if (frame_last_pos) begin
+        if (burst_end_reg)
+            burst_cnt_reg <= 32'd0;
+        else
+            burst_cnt_reg <= burst_cnt_reg + 32'd1;
+        if (!burst_end_reg && frac_on_reg)
+            frac_acc_reg <= frac_next_reg;
+        gap_cnt_reg <= gap_m1_reg;
+        gap_done_reg <= gap_m1_zero_reg;
+        state_reg <= ST_GAP;
+    end
     if (load_reg) begin
         proto_reg     <= cfg_proto;
         icmp_reg      <= cfg_icmp;
-        sum_lo_reg    <= !(cfg_icmp && cfg_proto == PROTO_IPV4);
-        sum_hi_reg    <= cfg_proto == PROTO_IPV6;
-        sum_proto_reg <= !cfg_icmp ? 16'd17 : cfg_proto == PROTO_IPV6 ? 16'd58 : 16'd0;
-        sum_w4_reg    <= !cfg_icmp ? cfg_udp_dst : cfg_proto == PROTO_IPV6 ? 16'h8000 : 16'h0800;
         vlan_en_reg   <= cfg_vlan_en;
         vlan_tci_reg  <= cfg_vlan_tci;
         dst_mac_reg   <= cfg_dst_mac;
@@ -353,7 +461,7 @@ always @(posedge clk) begin
         burst_cnt_reg <= 32'd0;
         frac_acc_reg  <= 32'd0;
         stop_req_reg  <= 1'b0;
-        prep_cnt_reg  <= 5'd0;
+        prep_cnt_reg  <= 7'd0;
         state_reg     <= ST_PREP;
     end
 
@@ -404,8 +512,8 @@ always @(posedge clk) begin
             frame_ts_reg  <= sfd_tick;
             check_crc_reg <= SIG_MAGIC;
             sig_shift_reg <= {stream_reg, seq_cur_reg, sfd_tick};
-            ip_sum_reg    <= ip_const_reg + l3_len_reg + seq_cur_reg[15:0];
-            udp_sum_reg   <= udp_const_reg + l4_len_sum_reg;
+            ip_sum_reg    <= ip_const_reg + seq_cur_reg[15:0];
+            udp_sum_reg   <= udp_const_reg;
         end else if (sig_crc_run_reg) begin
             // signature check: CRC-32 over stream id, sequence number and TX stamp (14 bytes)
             check_crc_reg <= check_crc_next;
@@ -430,98 +538,45 @@ always @(posedge clk) begin
 end
 
 // ---------------------------------------------------------------------------------------------
-// stage A0: the byte at pos_reg, one candidate per header region, all registered
+// stage A0: the template entry at the frame index, and what the position is
 // ---------------------------------------------------------------------------------------------
-// indices into the frame, the IP header, the UDP header and the signature, kept as counters that
-// step with pos_reg (no subtractor in the byte path); preset (negative) while not in a frame.
-// Every "index in [0, K)" test is a flag kept beside its counter: set when the counter steps from -1
-// to 0, cleared when it steps from K-1 to K, so no comparator sits in the byte path either.
-reg [15:0] d, r3, r4, rs;
+// d is the index into the frame, stepping with pos_reg (no subtractor in the byte path) and preset
+// to -8 (the preamble's first byte) while not in a frame. Every "d in [0, K)" test is a flag kept
+// beside the counter: set when d steps from -1 to 0, cleared when it steps from K-1 to K, so no
+// comparator of a variable bound sits in the byte path either.
+reg [15:0] d;
 reg [15:0] data_end_reg;                    // data_len - 1
-reg d_lt14, d_lt18, d_lt_data, d_ge0;
-reg r3_lt20, r3_lt40, r4_lt8, rs_lt18;
-
-function in_range(input flag, input [15:0] x, input [15:0] k);
-    in_range = x == 16'hFFFF ? 1'b1 : x == k - 16'd1 ? 1'b0 : flag;
-endfunction
+reg d_ge0, d_lt_hdr, d_lt_data;
 
 always @(posedge clk) begin
     data_end_reg <= data_len_reg - 16'd1;
     if (state_reg == ST_FRAME && !frame_last_pos) begin
-        d  <= d + 16'd1;
-        r3 <= r3 + 16'd1;
-        r4 <= r4 + 16'd1;
-        rs <= rs + 16'd1;
-        d_ge0   <= d == 16'hFFFF ? 1'b1 : d_ge0;
-        d_lt14  <= in_range(d_lt14, d, 16'd14);
-        d_lt18  <= in_range(d_lt18, d, 16'd18);
+        d <= d + 16'd1;
+        d_ge0     <= d == 16'hFFFF ? 1'b1 : d_ge0;
+        d_lt_hdr  <= d == 16'hFFFF ? 1'b1 : d[6:0] == hdr_last_reg ? 1'b0 : d_lt_hdr;
         d_lt_data <= d == 16'hFFFF ? 1'b1 : d == data_end_reg ? 1'b0 : d_lt_data;
-        r3_lt20 <= in_range(r3_lt20, r3, 16'd20);
-        r3_lt40 <= in_range(r3_lt40, r3, 16'd40);
-        r4_lt8  <= in_range(r4_lt8, r4, 16'd8);
-        rs_lt18 <= in_range(rs_lt18, rs, 16'd18);
     end else begin
-        d  <= -16'd8;
-        r3 <= -16'd8 - l2_len_reg;
-        r4 <= -16'd8 - udp_off_reg;
-        rs <= -16'd8 - sig_off_reg;
-        {d_ge0, d_lt14, d_lt18, d_lt_data} <= 4'd0;
-        {r3_lt20, r3_lt40, r4_lt8, rs_lt18} <= 4'd0;
+        d <= -16'd8;
+        {d_ge0, d_lt_hdr, d_lt_data} <= 3'd0;
     end
 end
 
-// the header regions, first byte in the top bits: Ethernet header (18 bytes with a tag), IP header
-// (40 bytes, IPv4's 20 first), UDP or ICMP header (8), signature (18: stream, sequence, TX stamp, check). Each
-// loads at a fixed position of the frame: at_pos_reg[k] is set only at the k-th clock of a frame
-// (k < 22, inside every frame), so the load is one flip-flop
-reg [143:0] l2_shift_reg;
-reg [319:0] l3_shift_reg;
-reg [63:0]  udp_shift_reg;
-reg [143:0] sig_out_reg;
-always @(posedge clk) begin
-    if (at_pos_reg[1])
-        l2_shift_reg <= vlan_en_reg ? {dst_mac_reg, src_mac_reg, 16'h8100, vlan_tci_reg, ethertype_eff_reg}
-                                    : {dst_mac_reg, src_mac_reg, ethertype_eff_reg, 32'd0};
-    else if (d_lt18)
-        l2_shift_reg <= {l2_shift_reg[135:0], 8'd0};
-    if (at_pos_reg[21])
-        udp_shift_reg <= icmp_reg ? {is_ipv6 ? 8'd128 : 8'd8, 8'd0, udp_csum_reg, udp_src_reg, frame_seq_reg[15:0]}
-                                  : {udp_src_reg, udp_dst_reg, udp_len_reg, udp_csum_reg};
-    else if (r4_lt8)
-        udp_shift_reg <= {udp_shift_reg[55:0], 8'd0};
-    if (at_pos_reg[15])
-        sig_out_reg <= {stream_reg, frame_seq_reg, frame_ts_reg, check_crc_reg};
-    else if (rs_lt18)
-        sig_out_reg <= {sig_out_reg[135:0], 8'd0};
-    if (at_pos_reg[5])
-        l3_shift_reg <= is_ipv4
-            ? {8'h45, tos_reg, l3_len_reg, frame_seq_reg[15:0], 8'h40, 8'h00,   // don't fragment
-               ttl_reg, l4_proto_reg, ip_csum_reg, src_ip_reg[31:0], dst_ip_reg[31:0], 160'd0}
-            : {4'h6, tos_reg, 4'h0, 16'h0000,                                // flow label 0
-               udp_len_reg, l4_proto_reg, ttl_reg, src_ip_reg, dst_ip_reg};
-    else if (r3_lt40)
-        l3_shift_reg <= {l3_shift_reg[311:0], 8'd0};
-end
+// the per-frame overlays, loaded while the preamble goes out once their contents are known
+// (at_pos_reg[k] is set only at the k-th clock of a frame, k < 22, inside every frame), each
+// shifting out its top byte when a template entry tagged with it is sent
+reg [31:0]  ip_ovl_reg;            // IPv4 identification, header checksum
+reg [31:0]  l4_ovl_reg;            // L4 checksum, ICMP echo sequence number
+reg [127:0] sig_ovl_reg;           // sequence number, TX stamp, check
 
-
-reg [7:0] c_l2, c_l3, c_udp, c_sig;
-reg       f_l2, f_l3, f_udp, f_sig;
-reg       p_pre, p_sfd, p_data, p_fcs, p_en;
-reg [1:0] p_fcs_idx;
+reg [9:0]  tpl_q;                  // {tag, byte} of the template entry at d
+reg        p_hdr, p_pre, p_sfd, p_data, p_fcs, p_en;
+reg [1:0]  p_fcs_idx;
 
 always @(posedge clk) begin
-    // every header region is a shift register, loaded while the preamble goes out once its
-    // contents are known, sending its top byte and shifting one byte per clock of the region
-    f_l2 <= vlan_en_reg ? d_lt18 : d_lt14;
-    c_l2 <= l2_shift_reg[143:136];
-    f_l3 <= (is_ipv4 && r3_lt20) || (is_ipv6 && r3_lt40);
-    c_l3 <= l3_shift_reg[319:312];
-    f_udp <= (is_ipv4 || is_ipv6) && r4_lt8;
-    c_udp <= udp_shift_reg[63:56];
-    f_sig <= rs_lt18;
-    c_sig <= sig_out_reg[143:136];
+    tpl_q <= tpl_mem[d[6:0]];
+    p_hdr <= d_lt_hdr;
 
-    // what the position is: preamble (d = -8..-2), SFD (d = -1), data or FCS
+    // what the position is: preamble (d = -8..-2), SFD (d = -1), header, data or FCS
     p_en <= state_reg == ST_FRAME;
     p_pre <= d[15] && d != 16'hFFFF;
     p_sfd <= d == 16'hFFFF;
@@ -533,11 +588,13 @@ always @(posedge clk) begin
 end
 
 // ---------------------------------------------------------------------------------------------
-// stage A1: pick the region's byte
+// stage A1: the template byte or its overlay's
 // ---------------------------------------------------------------------------------------------
 reg        a_en_reg, a_data_reg, a_fcs_reg, a_sfd_reg;
 reg [7:0]  a_byte_reg;
 reg [1:0]  a_fcs_idx_reg;
+
+wire [1:0] hdr_tag = p_hdr ? tpl_q[9:8] : TAG_TPL;
 
 always @(posedge clk) begin
     a_en_reg <= p_en;
@@ -551,18 +608,30 @@ always @(posedge clk) begin
         a_byte_reg <= 8'h55;
     else if (p_sfd)
         a_byte_reg <= 8'hD5;
-    else if (f_l2)
-        a_byte_reg <= c_l2;
-    else if (f_l3)
-        a_byte_reg <= c_l3;
-    else if (f_udp)
-        a_byte_reg <= c_udp;
-    else if (f_sig)
-        a_byte_reg <= c_sig;
+    else if (p_hdr)
+        case (hdr_tag)
+            TAG_IP:  a_byte_reg <= ip_ovl_reg[31:24];
+            TAG_L4:  a_byte_reg <= l4_ovl_reg[31:24];
+            TAG_SIG: a_byte_reg <= sig_ovl_reg[127:120];
+            default: a_byte_reg <= tpl_q[7:0];
+        endcase
     else
         a_byte_reg <= 8'h00;                // padding
     if (rst)
         a_en_reg <= 1'b0;
+
+    if (at_pos_reg[4])
+        ip_ovl_reg <= {frame_seq_reg[15:0], ip_csum_reg};
+    else if (hdr_tag == TAG_IP)
+        ip_ovl_reg <= {ip_ovl_reg[23:0], 8'd0};
+    if (at_pos_reg[21])
+        l4_ovl_reg <= {udp_csum_reg, frame_seq_reg[15:0]};
+    else if (hdr_tag == TAG_L4)
+        l4_ovl_reg <= {l4_ovl_reg[23:0], 8'd0};
+    if (at_pos_reg[15])
+        sig_ovl_reg <= {frame_seq_reg, frame_ts_reg, check_crc_reg};
+    else if (hdr_tag == TAG_SIG)
+        sig_ovl_reg <= {sig_ovl_reg[119:0], 8'd0};
 end
 
 // ---------------------------------------------------------------------------------------------

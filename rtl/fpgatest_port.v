@@ -372,9 +372,9 @@ endgenerate
 //   res, lat_clamped    1 + 1   a test frame's result (and its latency was clamped):
 //   seq, latency, rx_tick       48 + 32 + 64
 localparam RW = 2 + 5 + 8 + 17 + 17 + 6 + 1 + 2 + 48 + 32 + 64;
-// bits of single fields
+// bits of single fields, and the top bit of the lost total
 localparam R_RES = 64 + 32 + 48 + 1, R_OVERFLOW = R_RES + 1, R_RX = RW - 32, R_TX = RW - 15;
-localparam R_SNAPSHOT = RW - 3, R_CLEAR = RW - 4;
+localparam R_SNAPSHOT = RW - 3, R_CLEAR = RW - 4, R_LOST = RW - 8;
 
 // The record is formed in one clock (a_*) and written in the next, so the FIFO's write enable is
 // a flip-flop. A record that finds the FIFO full gives back its markers (sent again with the next
@@ -494,7 +494,7 @@ always @(posedge eng_clk) begin
     if (e_valid_reg)
         lost_seen_reg <= e_lost;
     if (eng_rst && r_take)
-        lost_seen_reg <= r_data[RW-8 -: 8];
+        lost_seen_reg <= r_data[R_LOST -: 8];
 end
 
 // markers sent and not yet back: the busy flags cover them (a snapshot's values are not ready
