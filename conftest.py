@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Shared fixtures: a running digital twin for tests that drive it over its real transport (TCP + UARTBone)."""
 
+import contextlib
 import sys
 from pathlib import Path
 
@@ -12,13 +13,33 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "sim"))
 from boards import twin  # noqa: E402
 
 
+class _SessionTwin:
+    """The twin the session's tests share: started by the first test that needs it, stopped after the
+    last (at the end of the twin's work unit, below): a twin left running takes a core."""
+
+    def __init__(self):
+        self.stack = None
+
+    def start(self, log_path: Path):
+        self.stack = contextlib.ExitStack()
+        log = self.stack.enter_context(open(log_path, "w"))
+        return self.stack.enter_context(twin.running(log=log))
+
+    def stop(self):
+        if self.stack:
+            self.stack, stack = None, self.stack
+            stack.close()
+
+
+SESSION_TWIN = _SessionTwin()
+
+
 @pytest.fixture(scope="session")
 def twin_link(tmp_path_factory):
-    log = open(tmp_path_factory.mktemp("twin") / "twin.log", "w")
-    with twin.running(log=log) as (url, csr):
-        POWER_UP[url] = _settings(url, csr)
-        yield url, csr
-    log.close()
+    url, csr = SESSION_TWIN.start(tmp_path_factory.mktemp("twin") / "twin.log")
+    POWER_UP[url] = _settings(url, csr)
+    yield url, csr
+    SESSION_TWIN.stop()
 
 
 POWER_UP: dict[str, dict[str, int]] = {}     # per twin: its settings before any test
@@ -50,3 +71,53 @@ def _twin_as_at_power_up(request):
             for name, value in POWER_UP[url].items():
                 if now[name] != value:
                     dev.write(name, value)
+
+
+# `make test` runs two pytest-xdist workers (pytest.ini: -n 2). A free-running twin takes a core, so
+# every test that starts one (sim/twin, host/tests) is in one work unit: one worker, one twin at a
+# time. Every other file is a unit of its own (its scenarios share one Verilator build), but for the
+# board simulation, whose tests are a build each. The bitstream goes first and the twin's unit
+# second, so that the two longest run side by side from the start.
+TWIN_UNIT = ("sim/twin/", "host/tests/")
+TEST_A_UNIT = ("sim/board/",)
+
+
+def work_unit(nodeid: str) -> str:
+    path = nodeid.split("::")[0]
+    if path.startswith(TWIN_UNIT):
+        return "twin"
+    return nodeid if path.startswith(TEST_A_UNIT) else path
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_xdist_make_scheduler(config, log):
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByWorkUnit(LoadScopeScheduling):
+        """xdist's scope scheduling, a scope being a work unit (xdist's own loadgroup marks do not
+        reach its scheduler under pytest 9.2, whose node ids no longer take xdist's suffix)."""
+
+        def _split_scope(self, nodeid: str) -> str:
+            return work_unit(nodeid)
+
+    return ByWorkUnit(config, log)
+
+
+def pytest_collection_modifyitems(config, items):
+    strays = [item.nodeid for item in items if "twin_link" in item.fixturenames and work_unit(item.nodeid) != "twin"]
+    if strays:
+        raise pytest.UsageError(f"{strays[0]} uses the session's twin outside its work unit (conftest.TWIN_UNIT)")
+    bitstream_units = {work_unit(item.nodeid) for item in items if item.get_closest_marker("bitstream")}
+
+    def order(item):
+        unit = work_unit(item.nodeid)
+        return (0 if unit in bitstream_units else 1 if unit == "twin" else 2,
+                not item.get_closest_marker("bitstream"))
+
+    items.sort(key=order)    # stable: a unit's tests keep their order; the scheduler keeps the units'
+
+
+@pytest.hookimpl(trylast=True)      # after the test's own fixtures are torn down
+def pytest_runtest_teardown(item, nextitem):
+    if work_unit(item.nodeid) == "twin" and (nextitem is None or work_unit(nextitem.nodeid) != "twin"):
+        SESSION_TWIN.stop()         # the last test that may use it on this worker

@@ -14,6 +14,7 @@ of their own that forwards IPv4 and IPv6 between them: the kernel is the device 
 
 import argparse
 import contextlib
+import fcntl
 import json
 import os
 import platform
@@ -273,10 +274,18 @@ def up_to_date(build_dir: Path = BUILD_DIR) -> bool:
 
 def ensure_built(build_dir: Path = BUILD_DIR) -> None:
     """Build when a source changed: one line on stderr, LiteX's and Verilator's output in
-    build_dir/build.log (named in the error when the build fails)."""
+    build_dir/build.log (named in the error when the build fails). Two processes that need the same
+    build (two `fpgatest` commands, two test workers) build it once: the second waits for the first."""
     if up_to_date(build_dir):
         return
     build_dir.mkdir(parents=True, exist_ok=True)
+    with open(build_dir / "build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not up_to_date(build_dir):
+            _build_logged(build_dir)
+
+
+def _build_logged(build_dir: Path) -> None:
     log_path = build_dir / "build.log"
     start = time.monotonic()
     print(f"fpgatest: building the twin (LiteX + Verilator, a few minutes; log {log_path}) ...",

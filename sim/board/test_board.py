@@ -29,7 +29,7 @@ from cocotbext.eth import GmiiFrame, RgmiiSource
 from cocotbext.uart import UartSink, UartSource
 
 from common.frames import SIG_LEN, parse_signature
-from common.runner import SIM_BUILD, run_sources
+from common.runner import SIM_BUILD, run_sources, worker_suffix
 from phy import MdioPhys, RgmiiIdTx, phy_registers
 
 SIM_BAUD = 3_125_000                     # 16 clocks of the 50 MHz sys clock per bit
@@ -363,7 +363,7 @@ def _gateware(monkeypatch, name: str, tx_on_rx_clock: bool = False, intervals: b
     if tx_on_rx_clock:
         # the fault of before: tx_clk not a Signal, so LiteEth clocks TX from the PHY's RX clock
         monkeypatch.setattr(target, "LiteEthPHYRGMII", lambda **kw: LiteEthPHYRGMII(**{**kw, "tx_clk": None}))
-    build_dir = SIM_BUILD / name
+    build_dir = SIM_BUILD / (name + worker_suffix())
     soc = target.BaseSoC(build_dir=build_dir, intervals=intervals)
     Builder(soc, output_dir=str(build_dir), compile_software=False, compile_gateware=False,
             csr_json=str(build_dir / "csr.json")).build(build_name="colorlight_5a_75b", run=False)

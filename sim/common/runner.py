@@ -12,6 +12,13 @@ from common.harness import ROOT, rtl_sources, write_harness
 SIM_BUILD = ROOT / "build" / "sim"
 
 
+def worker_suffix() -> str:
+    """Under pytest-xdist each worker builds and runs in its own directories ("-gw0", ...): two
+    workers never rebuild a model the other is running or write the same results.xml."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    return f"-{worker}" if worker else ""
+
+
 def run(
     test_module: str,
     toplevel: str,
@@ -22,7 +29,7 @@ def run(
     test_dir: Path | None = None,
 ) -> None:
     """Build `toplevel` (tb_port = the generated harness, else a module in rtl/) and run scenarios."""
-    build_dir = SIM_BUILD / build_name
+    build_dir = SIM_BUILD / (build_name + worker_suffix())
     sources = list(rtl_sources())
     if toplevel == "tb_port":
         sources.append(write_harness(build_dir))

@@ -13,7 +13,7 @@ from scapy.layers.l2 import Ether
 from scapy.utils import rdpcap, wrpcap
 
 from common.frames import PROTO_IPV4, PROTO_IPV6, PROTO_RAW, StreamConfig, min_size, parse_signature
-from common.runner import SIM_BUILD, run
+from common.runner import SIM_BUILD, run, worker_suffix
 from common.tb import TB
 
 # the TX stamp is the tick while the SFD is on gmii_txd; cocotbext-eth's sim_time_sfd is the edge
@@ -82,7 +82,7 @@ async def run_test_frames_match_reference(dut):
         tb.log.info("%s: %d frames identical to the scapy reference", name, len(frames))
 
     # an independent decoder: write a pcap, read it back, let scapy recompute every checksum
-    pcap = SIM_BUILD / "gen_frames.pcap"
+    pcap = SIM_BUILD / f"gen_frames{worker_suffix()}.pcap"
     wrpcap(str(pcap), pcap_packets)
     checked = 0
     for pkt in rdpcap(str(pcap)):
