@@ -233,6 +233,43 @@ def test_a_twin_build_is_one_line_and_a_log(monkeypatch, tmp_path, capfd):
     assert capfd.readouterr().out == "stdout is back\n"
 
 
+def test_two_that_find_the_twin_out_of_date_build_it_once(monkeypatch, tmp_path, capfd):
+    """Two fpgatest commands (or two test workers) that find the twin out of date at once: the first
+    builds, the second waits on the build's lock and then finds the first's build."""
+    import threading
+    import time
+
+    from boards import twin
+
+    inside, builds = threading.Event(), []
+
+    def slow_build(build_dir):
+        builds.append(build_dir)
+        inside.set()
+        time.sleep(1.0)                 # the second caller arrives meanwhile
+        (build_dir / "twin.built").write_text(json.dumps({"build_id": 1, "flow": "twin", "cpu": twin.cpu()}))
+
+    monkeypatch.setattr(twin, "build", slow_build)
+    errors = []
+
+    def call():
+        try:
+            twin.ensure_built(tmp_path)
+        except Exception as err:        # noqa: BLE001 (reported below)
+            errors.append(err)
+
+    first = threading.Thread(target=call)
+    first.start()
+    assert inside.wait(10)
+    second = threading.Thread(target=call)
+    second.start()
+    first.join(30)
+    second.join(30)
+    assert not errors and builds == [tmp_path]
+    assert twin.up_to_date(tmp_path)
+    assert capfd.readouterr().err.count("building the twin") == 1
+
+
 def test_a_build_for_another_cpu_is_built_again(tmp_path):
     """The twin is compiled for the CPU it runs on (-march=native): a build from another machine's
     checkout is out of date here, one from this CPU with the same sources is not."""
