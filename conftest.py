@@ -79,14 +79,14 @@ def _twin_as_at_power_up(request):
 # board simulation, whose tests are a build each. The bitstream goes first and the twin's unit
 # second, so that the two longest run side by side from the start.
 TWIN_UNIT = ("sim/twin/", "host/tests/")
-TEST_A_UNIT = ("sim/board/",)
+UNIT_PER_TEST = ("sim/board/",)
 
 
 def work_unit(nodeid: str) -> str:
     path = nodeid.split("::")[0]
     if path.startswith(TWIN_UNIT):
         return "twin"
-    return nodeid if path.startswith(TEST_A_UNIT) else path
+    return nodeid if path.startswith(UNIT_PER_TEST) else path
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -6,6 +6,8 @@ import json
 import math
 import socket
 import sys
+import threading
+import time
 
 import pytest
 
@@ -236,9 +238,6 @@ def test_a_twin_build_is_one_line_and_a_log(monkeypatch, tmp_path, capfd):
 def test_two_that_find_the_twin_out_of_date_build_it_once(monkeypatch, tmp_path, capfd):
     """Two fpgatest commands (or two test workers) that find the twin out of date at once: the first
     builds, the second waits on the build's lock and then finds the first's build."""
-    import threading
-    import time
-
     from boards import twin
 
     inside, builds = threading.Event(), []
