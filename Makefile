@@ -27,8 +27,9 @@ help:
 	@echo "make test               run the test suite (cocotb + Verilator gateware, twin, host tool)"
 	@echo "make twin               build and serve the twin on socket://127.0.0.1:$(TWIN_PORT)"
 	@echo "make twin-linux         fpgatest sweep --proto ipv4 through the Linux kernel (twin:linux, root)"
-	@echo "make bench              line rate, twin speed, synthesis, board Fmax on three seeds -> build/bench/"
-	@echo "make bitstream          Colorlight 5A-75B bitstream (Yosys + nextpnr-ecp5 + ecppack)"
+	@echo "make bench              line rate, twin speed, synthesis, boards' Fmax on three seeds -> build/bench/"
+	@echo "make bitstream          Colorlight 5A-75B bitstream (Yosys + nextpnr-ecp5 + ecppack);"
+	@echo "                        BOARD=colorlight_i9 for the i9 (both directions, interval recorder)"
 	@echo "make flash / make load  write it to SPI flash / SRAM with openFPGALoader"
 	@echo "make install            .venv with pinned dependencies and tool wrappers (done by the others)"
 
@@ -58,6 +59,7 @@ bench: install
 	cd $(ROOT) && $(PY) -m sim.bench.twin_speed --out build/bench/twin_speed.json
 	cd $(ROOT) && $(PY) -m sim.bench.synth --out build/bench/synth.json
 	cd $(ROOT) && $(PY) -m sim.bench.board --out build/bench/board.json
+	cd $(ROOT) && $(PY) -m sim.bench.board --board colorlight_i9 --out build/bench/board_i9.json
 
 bitstream: install
 	mkdir -p build/$(BOARD)

@@ -1,32 +1,35 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""make bench/board: the default Colorlight 5A-75B build placed and routed with three nextpnr seeds ->
-Fmax per clock per seed, slack against each target, and utilisation (build/bench/board.json)."""
+"""make bench/board: a board's default build placed and routed with three nextpnr seeds -> Fmax per
+clock per seed, slack against each target, and utilisation (build/bench/board.json for the Colorlight
+5A-75B, build/bench/board_i9.json for the Colorlight i9)."""
 
 import argparse
 import hashlib
+import importlib
 import json
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from boards.colorlight_5a_75b import board_build_id, timing_report
+from boards.colorlight import timing_report
 
 ROOT = Path(__file__).resolve().parents[2]
 SEEDS = (1, 2, 3)
+DEFAULT_BOARD = "colorlight_5a_75b"
 MARGIN = 0.10  # the slack every clock must keep on every seed
 
 
-def build(seed: int, out: Path) -> dict:
-    build_dir = out / f"board-seed{seed}"
+def build(board: str, seed: int, out: Path) -> dict:
+    build_dir = out / (f"board-seed{seed}" if board == DEFAULT_BOARD else f"{board}-seed{seed}")
     build_dir.mkdir(parents=True, exist_ok=True)
     log = build_dir / "build.log"
     with open(log, "w") as f:
-        done = subprocess.run([sys.executable, "-m", "boards.colorlight_5a_75b", "--build", "--seed", str(seed),
+        done = subprocess.run([sys.executable, "-m", f"boards.{board}", "--build", "--seed", str(seed),
                                "--build-dir", str(build_dir.relative_to(ROOT))],
                               cwd=ROOT, stdout=f, stderr=subprocess.STDOUT)
     report = timing_report(log) or {"clocks": {}, "utilisation": {}}
-    bit = build_dir / "gateware" / "colorlight_5a_75b.bit"
+    bit = build_dir / "gateware" / f"{board}.bit"
     # the build is reproducible: the same sources and seed give this hash in any clone, at any path
     report["bit_sha256"] = hashlib.sha256(bit.read_bytes()).hexdigest() if bit.exists() else None
     for clock in report["clocks"].values():
@@ -37,11 +40,12 @@ def build(seed: int, out: Path) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--board", default=DEFAULT_BOARD, choices=[DEFAULT_BOARD, "colorlight_i9"])
     parser.add_argument("--jobs", type=int, default=2, help="builds at once (each takes one core)")
     args = parser.parse_args()
     out_dir = args.out.resolve().parent
     with ThreadPoolExecutor(args.jobs) as pool:
-        runs = list(pool.map(lambda s: build(s, out_dir), SEEDS))
+        runs = list(pool.map(lambda s: build(args.board, s, out_dir), SEEDS))
     worst = {}
     for run in runs:
         for name, clock in run["clocks"].items():
@@ -49,7 +53,9 @@ def main() -> int:
                 worst[name] = {"seed": run["seed"], **clock}
     margin_met = bool(worst) and all(c["slack_percent"] >= 100 * MARGIN for c in worst.values()) \
         and all(r["exit"] == 0 for r in runs)
-    args.out.write_text(json.dumps({"board": "colorlight_5a_75b (default build)", "seeds": runs,
+    target = importlib.import_module(f"boards.{args.board}")
+    args.out.write_text(json.dumps({"board": f"{args.board} (default build)", "build_id": f"{target.board_build_id():08x}",
+                                    "seeds": runs,
                                     "worst_per_clock": worst, "required_slack_percent": 100 * MARGIN,
                                     "margin_met": margin_met}, indent=1))
     for run in runs:
@@ -61,8 +67,11 @@ def main() -> int:
               + f" | {cells}")
     print(f"every clock >= {100 * MARGIN:.0f} % slack on every seed: {'yes' if margin_met else 'NO'}")
     seed1 = next(r for r in runs if r["seed"] == 1)
-    print(f"boards/colorlight_5a_75b.bit.sha256 for these sources (seed 1, the bitstream test's): "
-          f"{seed1['bit_sha256']} {board_build_id():08x}")
+    if args.board == DEFAULT_BOARD:
+        print(f"boards/{args.board}.bit.sha256 for these sources (seed 1, the bitstream test's): "
+              f"{seed1['bit_sha256']} {target.board_build_id():08x}")
+    else:
+        print(f"seed 1 bitstream sha256 {seed1['bit_sha256']}, build id {target.board_build_id():08x}")
     print(f"wrote {args.out}")
     return 0
 

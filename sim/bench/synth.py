@@ -8,7 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from boards.colorlight_5a_75b import BUILD_DIR, timing_report
+from boards.colorlight import timing_report
+from boards.colorlight_5a_75b import BUILD_DIR
 from litex_soc.tester import rtl_sources
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -357,12 +357,13 @@ def _gateware(monkeypatch, name: str, tx_on_rx_clock: bool = False, intervals: b
     from litex.soc.integration.builder import Builder
     from liteeth.phy.ecp5rgmii import LiteEthPHYRGMII
 
+    import boards.colorlight as soc
     import boards.colorlight_5a_75b as target
 
-    monkeypatch.setattr(target, "RS232PHY", lambda pads, clk_freq, baudrate: RS232PHY(pads, clk_freq, SIM_BAUD))
+    monkeypatch.setattr(soc, "RS232PHY", lambda pads, clk_freq, baudrate: RS232PHY(pads, clk_freq, SIM_BAUD))
     if tx_on_rx_clock:
         # the fault of before: tx_clk not a Signal, so LiteEth clocks TX from the PHY's RX clock
-        monkeypatch.setattr(target, "LiteEthPHYRGMII", lambda **kw: LiteEthPHYRGMII(**{**kw, "tx_clk": None}))
+        monkeypatch.setattr(soc, "LiteEthPHYRGMII", lambda **kw: LiteEthPHYRGMII(**{**kw, "tx_clk": None}))
     build_dir = SIM_BUILD / (name + worker_suffix())
     soc = target.BaseSoC(build_dir=build_dir, intervals=intervals)
     Builder(soc, output_dir=str(build_dir), compile_software=False, compile_gateware=False,

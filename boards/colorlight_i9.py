@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
+"""fpgatest on the Colorlight i9 (ECP5 LFE5U-45F, v7.2) on its extension board: two RGMII 1 GbE ports,
+both directions on both, and the interval recorder (hardware-timed samples).
+
+    python -m boards.colorlight_i9 --build            # bitstream into build/colorlight_i9
+    python -m boards.colorlight_i9 --load             # SRAM load with openFPGALoader (the ext board's DAPLink)
+    python -m boards.colorlight_i9 --flash            # SPI flash with openFPGALoader
+
+The build the LFE5U-25F of the 5A-75B has no room for: generator and receiver on both ports (send and
+receive on the same ports: bidirectional RFC 2544, single-ended echo tests) and the interval
+recorder. Pins are litex-boards' colorlight_i5 platform (board "i9", revision 7.2): the two B50612D
+PHYs on the module (tester port 0 = litex-boards eth 0 at MDIO address 0, port 1 = eth 1 at address 1;
+litex-boards orders them by their PHYA[0] strap, not by the connectors' names), UARTBone at 115200
+8N1 on litex-boards' `serial` (J17 TX, H18 RX). The PHYs' shared reset pin (P4) is requested once and
+never driven. None of this has been checked on a board.
+"""
+
+import sys
+from pathlib import Path
+
+from litex_boards.platforms import colorlight_i5
+
+from boards.colorlight import ColorlightSoC, SharedPhyPins, board_id, main as board_main
+from litex_soc.tester import ROOT
+
+BUILD_DIR = ROOT / "build" / "colorlight_i9"
+PHY_ADDR = (0, 1)
+
+
+class Platform(SharedPhyPins, colorlight_i5.Platform):
+    """litex-boards' platform for the i9 module, the shared MDIO and reset pins requested once."""
+
+    def __init__(self, gateware_dir: Path, revision: str = "7.2", toolchain: str = "trellis"):
+        colorlight_i5.Platform.__init__(self, board="i9", revision=revision, toolchain=toolchain)
+        self.share_phy_pins(gateware_dir)
+
+
+class BaseSoC(ColorlightSoC):
+    FULL_DUPLEX = True
+    INTERVALS = True
+
+    def __init__(self, revision="7.2", with_tester=True, build_dir=BUILD_DIR, full_duplex=FULL_DUPLEX,
+                 intervals=INTERVALS):
+        platform = Platform(Path(build_dir) / "gateware", revision=revision)
+        ColorlightSoC.__init__(self, platform, Path(__file__), "fpgatest colorlight_i9", PHY_ADDR,
+                               with_tester=with_tester, full_duplex=full_duplex, intervals=intervals)
+
+
+def board_build_id(revision: str = "7.2", full_duplex: bool = BaseSoC.FULL_DUPLEX,
+                   intervals: bool = BaseSoC.INTERVALS) -> int:
+    """FPGATEST_BUILD_ID of the board build from the sources as they are now."""
+    return board_id(Path(__file__), revision, full_duplex, intervals)
+
+
+if __name__ == "__main__":
+    sys.exit(board_main(
+        __doc__, BaseSoC, "colorlight_i9", BUILD_DIR, ["7.2"], ["-b", "colorlight-i9"],
+        full_duplex_help="generator and receiver on both ports (default; --no-full-duplex: the 5A-75B's split)",
+        intervals_help="the interval recorder (default)", default_cable="cmsisdap"))

@@ -1,0 +1,62 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""What the tools get for each Colorlight board target (5A-75B, i9), checked on the generated Verilog,
+pins and register map: what the twin cannot see."""
+
+import importlib
+import json
+import re
+
+import pytest
+
+from litex.soc.integration.builder import Builder
+
+
+def _generate(board: str, revision: str, tmp_path):
+    """The board's Verilog and LPF without running the tools (a few seconds)."""
+    build_dir = tmp_path / revision
+    soc = importlib.import_module(f"boards.{board}").BaseSoC(revision=revision, build_dir=build_dir)
+    Builder(soc, output_dir=str(build_dir), compile_software=False, compile_gateware=False,
+            csr_json=str(build_dir / "csr.json")).build(build_name=board, run=False)
+    gateware = build_dir / "gateware"
+    return gateware, (gateware / f"{board}.v").read_text(), (gateware / f"{board}.lpf").read_text()
+
+
+@pytest.mark.parametrize("board,revision", [("colorlight_5a_75b", "6.1"), ("colorlight_5a_75b", "7.0"),
+                                            ("colorlight_5a_75b", "8.0"), ("colorlight_i9", "7.2")])
+def test_generated_board_clocks_and_pins(board, revision, tmp_path):
+    """What the twin cannot see, checked on the Verilog and pins the tools will get."""
+    gateware, verilog, lpf = _generate(board, revision, tmp_path)
+    # RGMII TX leaves on the tester clock (the generator's clock), never on a PHY's RX clock
+    for port in (0, 1):
+        assert re.search(rf"^assign eth{port}_tx_clk = tester_clk;$", verilog, re.M), f"eth{port} TX clock"
+        assert not re.search(rf"^assign eth{port}_tx_clk = eth{port}_rx_clk;$", verilog, re.M)
+    # every pin used once
+    sites = re.findall(r'^LOCATE COMP "([^"]+)" SITE "([^"]+)";$', lpf, re.M)
+    by_site = {}
+    for comp, site in sites:
+        by_site.setdefault(site, []).append(comp)
+    assert {s: c for s, c in by_site.items() if len(c) > 1} == {}
+    # one shared MDIO bus, both pins placed
+    comps = {comp for comp, _ in sites}
+    assert {"eth_mdio_mdio", "eth_mdio_mdc"} <= comps
+    if revision in ("6.1", "7.2"):
+        # the shared PHY reset is requested once, pulled up and never driven (it may also reset the PHY
+        # that clocks the FPGA); port 1's receive pins as on the Colorlight i5
+        assert re.search(r"^\s*input\s+wire\s+eth_rst_n,$", verilog, re.M)
+        assert 'IOBUF PORT "eth_rst_n" PULLMODE=UP;' in lpf
+        assert dict(sites)["eth1_rx_ctl"] == "M20"
+        assert [dict(sites)[f"eth1_rx_data[{i}]"] for i in range(4)] == ["P20", "N19", "N20", "M19"]
+    # no build date in what is synthesised: the identifier ROM is the same for every build
+    ident = bytes(int(b, 16) for b in (gateware / f"{board}_mem.init").read_text().split())
+    assert ident.rstrip(b"\0") == f"fpgatest {board}".encode()
+    # what the build holds, as the host reads it from the register map: the 5A-75B one direction per
+    # port and no interval recorder (the LFE5U-25F), the i9 both directions on both ports and the recorder
+    target = importlib.import_module(f"boards.{board}")
+    constants = json.loads((gateware.parent / "csr.json").read_text())["constants"]
+    both = board == "colorlight_i9"
+    assert target.BaseSoC.FULL_DUPLEX == both
+    assert [(constants[f"fpgatest_port{p}_tx"], constants[f"fpgatest_port{p}_rx"]) for p in (0, 1)] == \
+        ([(1, 1), (1, 1)] if both else [(1, 0), (0, 1)])
+    assert ("fpgatest_interval_depth" in constants) == target.BaseSoC.INTERVALS == (board == "colorlight_i9")
+    assert constants["fpgatest_build_id"] == target.board_build_id(revision)
+    assert [constants[f"fpgatest_port{p}_phy_addr"] for p in (0, 1)] == list(target.PHY_ADDR)
