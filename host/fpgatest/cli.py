@@ -622,7 +622,7 @@ def cmd_owd(args) -> int:
     from fpgatest.output import number_text
     from fpgatest.probes import OwdPlan, owd, owd_plot, owd_report, random_sizes
 
-    vlan, extra, low, drain_s = _probe_args(args)
+    vlan, extra, low, drain_s = _probe_args(args, *(["--pair-size"] if args.per_hop else []))
     if args.sizes:
         sizes = parse_sizes(args.sizes, low)
     else:
@@ -630,7 +630,7 @@ def cmd_owd(args) -> int:
             raise UserError(f"--max-size {args.max_size} below the smallest {args.proto} probe ({low} bytes)")
         sizes = random_sizes(args.random, low, args.max_size, args.seed)
     plan = OwdPlan(args.proto, sizes, probes=args.probes, spacing_us=args.spacing_us, drain_s=drain_s, vlan=vlan,
-                   extra=extra)
+                   extra=extra, hop_pairs=args.pairs if args.per_hop else 0, pair_size=args.pair_size)
     plan.check()
     alpha = _alpha_from(Path(args.alpha_from)) if args.alpha_from else None
     out = _results_dir(args, "owd", "probes.csv")
@@ -970,6 +970,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--alpha-from", default=None, metavar="DIR",
                    help="an owd results directory of a cable-only run: its slope (the tester's own delay "
                         "increase rate, alpha) is removed")
+    s.add_argument("--per-hop", action="store_true",
+                   help="after the sizes, back-to-back pairs give the narrowest link's rate (seed 001); the rest "
+                        "of the slope is the other store-and-forward hops' (one hop: its rate)")
+    s.add_argument("--pairs", type=bounded(int, 1, 256), default=100, help="--per-hop: pairs (at most 256)")
+    s.add_argument("--pair-size", type=bounded(int, 64, 16383, unit=" bytes"), default=1518,
+                   help="--per-hop: pair frame size (the longer the pair, the finer the rate)")
     s.set_defaults(func=cmd_owd)
 
     s = sub.add_parser("pairs", parents=[common, probe_opts], formatter_class=fmt_cls,

@@ -79,16 +79,24 @@ class OwdPlan:
     drain_s: float = 0.0002
     vlan: int | None = None
     extra: dict = field(default_factory=dict)
+    hop_pairs: int = 0               # > 0: back-to-back pairs after the sizes, to split the slope per hop
+    pair_size: int = 1518            # their frame size: the longer the pair, the finer the rate
 
     def stream(self, size: int) -> Stream:
         return Stream(proto=self.proto, size=size, ifg=gap_bytes(size, self.spacing_us * 1000), count=self.probes,
                       vlan=self.vlan, extra=self.extra)
+
+    def pairs_plan(self) -> "PairsPlan":
+        return PairsPlan(self.proto, capacity_size=self.pair_size, pairs=self.hop_pairs,
+                         pair_spacing_us=self.spacing_us, drain_s=self.drain_s, vlan=self.vlan, extra=self.extra)
 
     def check(self) -> None:
         if len(set(self.sizes)) < 2:
             raise SettingError("the one-packet method needs at least two probe sizes")
         for size in self.sizes:
             self.stream(size).check()
+        if self.hop_pairs:
+            self.pairs_plan().check()
 
 
 def random_sizes(count: int, low: int, high: int, seed: int) -> list[int]:
@@ -156,8 +164,46 @@ def owd(t: Tester, plan: OwdPlan, tx: int, rx: int, out: Path, alpha: dict | Non
                 on_size(row)
     results = {"method": "one-packet bandwidth from one-way delay (seed 000)", "tx_port": tx, "rx_port": rx,
                "sizes": per_size, "fit": owd_fit(per_size, alpha)}
+    if plan.hop_pairs:
+        with open(out / "pairs.csv", "w", newline="") as f:
+            cap = capacity_run(t, plan.pairs_plan(), tx, rx, csv.DictWriter(f, fieldnames=PAIRS_CSV_FIELDS))
+        results["per_hop"] = per_hop(results["fit"], cap)
     write_json_atomic(out / "results.json", results)
     return results
+
+
+def per_hop(fit: dict, cap: dict) -> dict:
+    """The slope split over two store-and-forward hops. Back-to-back pairs leave the narrowest link
+    spaced by one frame's time on it: their dispersion gives its rate C (seed 001). The one-way-delay
+    slope is the sum of 8/B over every store-and-forward hop (seed 000). If the narrowest link stores
+    and forwards, what C does not explain, slope - 8000/C ns/B, belongs to the other hops: with one
+    other hop, its rate. Ranges: the slope's error (two SE plus the stamp bound) and C's stamp range,
+    at their ends."""
+    c = cap["capacity_mbps"]
+    c_lo, c_hi = cap["capacity_range_mbps"]
+    out = {"estimator": "slope - 8000/C, C the narrowest link's rate from back-to-back pairs",
+           "capacity": cap, "bottleneck_mbps": c, "bottleneck_range_mbps": [c_lo, c_hi],
+           "bottleneck_ns_per_byte": 8000 / c, "rest_ns_per_byte": None, "rest_range_ns_per_byte": None,
+           "other_hop_mbps": None, "other_hop_range_mbps": None}
+    if fit.get("per_byte_ns") is None:
+        out["note"] = "no slope: nothing to split"
+        return out
+    slope, err = fit["per_byte_ns"], fit["per_byte_error_ns"]
+    rest = slope - 8000 / c
+    lo, hi = slope - err - 8000 / c_lo, slope + err - 8000 / c_hi
+    out.update(rest_ns_per_byte=rest, rest_range_ns_per_byte=[lo, hi])
+    if hi < 0:
+        out["note"] = ("the slope is below the narrowest link's time per byte: that link does not store and "
+                       "forward (cut-through), so the slope cannot be split by it")
+    elif lo <= 0:
+        out["note"] = ("the narrowest link explains the whole slope: it is the only store-and-forward hop that "
+                       "the error resolves" + (f" (any other is faster than {8000 / hi:.0f} Mb/s)" if hi > 0 else ""))
+    else:
+        out["other_hop_mbps"] = 8000 / rest
+        out["other_hop_range_mbps"] = [8000 / hi, 8000 / lo]
+        out["note"] = ("with exactly two store-and-forward hops, the other hop's rate; with more, the harmonic "
+                       "sum of theirs")
+    return out
 
 
 def owd_report(results: dict) -> str:
@@ -181,10 +227,26 @@ def owd_report(results: dict) -> str:
         lines.append(f"- bandwidth 1/slope: **{fit['bandwidth_mbps']:.2f} Mb/s** (range {lo:.2f} … {hi:.2f} Mb/s: "
                      f"two SE plus the stamp bound)")
         lines.append("- on a path of several store-and-forward hops the slope is the sum of 1/B over them, so "
-                     "1/slope is their harmonic sum, not any one link; a hop at 1 Gb/s adds 8 ns/B. Per-hop "
-                     "figures need probes that hops answer (ICMP with a TTL), which this tester does not send yet.")
+                     "1/slope is their harmonic sum, not any one link; a hop at 1 Gb/s adds 8 ns/B" +
+                     ("" if "per_hop" in results else ". `--per-hop` splits it by the narrowest link's rate "
+                      "from back-to-back pairs"))
     else:
         lines.append(f"- bandwidth: none ({fit['note']})")
+    hop = results.get("per_hop")
+    if hop:
+        cap = hop["capacity"]
+        lo, hi = hop["bottleneck_range_mbps"]
+        lines.append(f"- per hop ({hop['estimator']}): narrowest link **{hop['bottleneck_mbps']:.2f} Mb/s** (range "
+                     f"{lo:.2f} … {hi:.2f}, from {cap['pairs']} pairs of {cap['size_bytes']} B, "
+                     f"{100 * cap['at_mode']:.0f} % at the mode) = {hop['bottleneck_ns_per_byte']:.4f} ns/B")
+        if hop["rest_ns_per_byte"] is not None:
+            rlo, rhi = hop["rest_range_ns_per_byte"]
+            lines.append(f"- rest of the slope: {hop['rest_ns_per_byte']:.4f} ns/B (range {rlo:.4f} … {rhi:.4f})")
+        if hop["other_hop_mbps"]:
+            olo, ohi = hop["other_hop_range_mbps"]
+            lines.append(f"- other store-and-forward hop: **{hop['other_hop_mbps']:.1f} Mb/s** (range {olo:.1f} … "
+                         f"{ohi:.1f})")
+        lines.append(f"- {hop['note']}")
     lines += ["", "| size (B) | probes | received | min OWD (ns) | median (ns) | max (ns) |", "|---|---|---|---|---|---|"]
     for r in sorted(results["sizes"], key=lambda r: r["size_bytes"]):
         lines.append(f"| {r['size_bytes']} | {r['probes']} | {r['received']} | {number_text(r['owd_min_ns'])} | "
@@ -289,6 +351,20 @@ def capacity(spacings: list[dict], size: int) -> dict:
             "line_rate_note": "line rate of the bottleneck: preamble and minimum gap counted as the link carries them"}
 
 
+PAIRS_CSV_FIELDS = ["phase", "pair", "l_in_ns", "l_out_ns", "utilisation"]
+
+
+def capacity_run(t: Tester, plan: PairsPlan, tx: int, rx: int, w: csv.DictWriter) -> dict:
+    """plan.pairs back-to-back pairs of plan.capacity_size bytes: the capacity of the narrowest link,
+    each pair's spacings written to w (pairs.csv, with its header)."""
+    counters, records = probe_run(t, tx, rx, plan.stream(plan.capacity_size, MIN_IFG), plan.drain_s)
+    sp = pair_spacings(records)
+    w.writeheader()
+    for p in sp:
+        w.writerow({"phase": "capacity", **p, "utilisation": ""})
+    return {**capacity(sp, plan.capacity_size), "sent": counters["sent"], "lost": counters["lost"]}
+
+
 def utilisation(spacings: list[dict], size: int, capacity_mbps: float) -> dict:
     """u = (l_n b - s) / (l_{n-1} b) per pair (eq. 1): the cross traffic that reached the bottleneck
     between the two probes' arrivals went out between them. Valid while the second probe arrives
@@ -371,13 +447,9 @@ def pairs(t: Tester, plan: PairsPlan, tx: int, rx: int, out: Path, tcp: dict) ->
     back, the minimum one-way delay there and back)."""
     results = {"method": "packet pairs: bottleneck capacity and utilisation (seed 001)", "tx_port": tx, "rx_port": rx}
     with open(out / "pairs.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=["phase", "pair", "l_in_ns", "l_out_ns", "utilisation"])
-        w.writeheader()
-        counters, records = probe_run(t, tx, rx, plan.stream(plan.capacity_size, MIN_IFG), plan.drain_s)
-        sp = pair_spacings(records)
-        for p in sp:
-            w.writerow({"phase": "capacity", **p, "utilisation": ""})
-        results["capacity"] = {**capacity(sp, plan.capacity_size), "lost": counters["lost"]}
+        w = csv.DictWriter(f, fieldnames=PAIRS_CSV_FIELDS)
+        results["capacity"] = capacity_run(t, plan, tx, rx, w)
+        counters = {"sent": results["capacity"]["sent"], "lost": results["capacity"]["lost"]}
         cap = results["capacity"]["capacity_mbps"]
         probe_ns = (plan.size + WIRE_OVERHEAD) * 8 * 1000 / cap          # s/b: one probe on the bottleneck
         inner = gap_bytes(plan.size, plan.window * probe_ns)

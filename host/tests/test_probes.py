@@ -9,7 +9,7 @@ import pytest
 
 from fpgatest.cli import main
 from fpgatest.driver import Device
-from fpgatest.probes import tcp_throughput
+from fpgatest.probes import per_hop, tcp_throughput
 from fpgatest.measure import frames_lost, send_and_drain
 from fpgatest.tester import Stream, Tester
 
@@ -40,13 +40,21 @@ def cli(twin_link, *args):
 def test_owd_recovers_two_hops_and_a_cable_has_no_alpha(twin_link, tmp_path, capsys):
     """Seed 000 on a path of two store-and-forward hops (1000 then 300 Mb/s): the slope of the
     minimum one-way delay over size is 8 + 26.67 ns/B, within two standard errors plus the stamp
-    bound, and every size's minimum is the model's delay to the tick. A cable-only run (the path a
-    wire) has slope 0: the tester's own alpha is nil; used as --alpha-from it changes nothing."""
+    bound, and every size's minimum is the model's delay to the tick. With --per-hop, back-to-back
+    pairs put the narrowest link at 300 Mb/s and the rest of the slope at one hop of 1000 Mb/s, each
+    within its stated range. A cable-only run (the path a wire) has slope 0: the tester's own alpha
+    is nil; used as --alpha-from it changes nothing; its pairs see the tester's line rate, which the
+    slope does not contain (nothing stores and forwards), and say so."""
     set_model(twin_link, None, enable=False)
     wire = tmp_path / "wire"
-    assert cli(twin_link, "owd", "--random", "6", "--probes", "4", "--out", str(wire)) == 0
+    assert cli(twin_link, "owd", "--random", "6", "--probes", "4", "--per-hop", "--pairs", "16",
+               "--out", str(wire)) == 0
     alpha = json.loads((wire / "results.json").read_text())["fit"]
     assert alpha["slope_ns_per_byte"] == pytest.approx(0, abs=1e-9) and alpha["bandwidth_mbps"] is None
+    hop = json.loads((wire / "results.json").read_text())["per_hop"]
+    lo, hi = hop["bottleneck_range_mbps"]
+    assert lo <= 1000 <= hi and hop["capacity"]["pairs"] == 16 and hop["capacity"]["at_mode"] == 1.0
+    assert hop["other_hop_mbps"] is None and "cut-through" in hop["note"]
     # a wire: every size takes the same time (the tester's own pipeline, the same for any size)
     assert len({r["owd_min_ns"] for r in json.loads((wire / "results.json").read_text())["sizes"]}) == 1
 
@@ -54,7 +62,7 @@ def test_owd_recovers_two_hops_and_a_cable_has_no_alpha(twin_link, tmp_path, cap
     per_byte2 = regs["ab2"]["dut_ab2_cfg_per_byte"] / 2**16      # ticks per byte, as the register holds it
     out = tmp_path / "two-hops"
     assert cli(twin_link, "owd", "--random", "8", "--seed", "7", "--probes", "5", "--alpha-from", str(wire),
-               "--out", str(out)) == 0
+               "--per-hop", "--pairs", "32", "--out", str(out)) == 0
     res = json.loads((out / "results.json").read_text())
     fit = res["fit"]
     truth = 8 + per_byte2 * TICK_NS
@@ -63,6 +71,15 @@ def test_owd_recovers_two_hops_and_a_cable_has_no_alpha(twin_link, tmp_path, cap
     assert abs(fit["per_byte_ns"] - truth) < 0.02
     lo, hi = fit["bandwidth_range_mbps"]
     assert lo <= 8000 / truth <= hi and hi - lo < 1.0
+    # per hop: the pairs' narrowest link is hop 2's egress rate, the rest hop 1's 8 ns/B
+    hop = res["per_hop"]
+    lo, hi = hop["bottleneck_range_mbps"]
+    assert lo <= 300 <= hi and hi - lo < 0.2 and hop["capacity"]["pairs"] == 32
+    rlo, rhi = hop["rest_range_ns_per_byte"]
+    assert rlo <= 8 <= rhi
+    lo, hi = hop["other_hop_range_mbps"]
+    assert lo <= 1000 <= hi and hi - lo < 10, hop
+    assert len((out / "pairs.csv").read_text().splitlines()) == 1 + 32
     for r in res["sizes"]:
         size = r["size_bytes"]
         hop1 = math.ceil((1000 + 8 * size) / TICK_NS)
@@ -71,7 +88,8 @@ def test_owd_recovers_two_hops_and_a_cable_has_no_alpha(twin_link, tmp_path, cap
         assert r["owd_min_ns"] == r["owd_max_ns"] == (hop1 + hop2) * TICK_NS, r
     rows = (out / "probes.csv").read_text().splitlines()
     assert len(rows) == 1 + 8 * 5
-    assert (out / "owd.png").stat().st_size > 0 and "harmonic sum" in (out / "report.md").read_text()
+    report = (out / "report.md").read_text()
+    assert (out / "owd.png").stat().st_size > 0 and "harmonic sum" in report and "other store-and-forward hop" in report
     assert "stopped" not in json.loads((out / "run.json").read_text())
     capsys.readouterr()
 
@@ -99,6 +117,27 @@ def test_pairs_capacity_and_utilisation(twin_link, tmp_path, cross_mbps):
     assert tcp["loss"] == 0 and tcp["buffer"] == "shortage" and tcp["bottleneck"].startswith("the bottleneck link")
     assert tcp["expected_mbps"] == pytest.approx(tcp["path_limit_mbps"])
     assert (out / "pairs.png").stat().st_size > 0
+
+
+def test_per_hop_split_by_hand():
+    """slope - 8000/C at the ends of both ranges: slope 34.667 +- 0.01 ns/B, C = 300 Mb/s from a mode of
+    41,013.3 ns +- 8 ns (1518-byte pairs, C 299.9415 to 300.0585 Mb/s): rest 8.0 ns/B, range
+    34.6567 - 26.6719 = 7.9848 to 34.6767 - 26.6615 = 8.0152, so the other hop 1000 Mb/s, range
+    8000/8.0152 = 998.10 to 8000/7.9848 = 1001.90 Mb/s."""
+    fit = {"per_byte_ns": 8 + 80 / 3, "per_byte_error_ns": 0.01}
+    mode = 1538 * 8 * 1000 / 300
+    cap = {"capacity_mbps": 300.0, "capacity_range_mbps": [1538 * 8000 / (mode + 8), 1538 * 8000 / (mode - 8)]}
+    hop = per_hop(fit, cap)
+    assert hop["rest_ns_per_byte"] == pytest.approx(8.0)
+    assert hop["rest_range_ns_per_byte"] == pytest.approx([7.9848, 8.0152], abs=1e-4)
+    assert hop["other_hop_mbps"] == pytest.approx(1000.0)
+    assert hop["other_hop_range_mbps"] == pytest.approx([998.10, 1001.90], abs=0.01)
+    # all of the slope at the bottleneck: no other hop resolved, and how fast any other would be
+    alone = per_hop({"per_byte_ns": 80 / 3, "per_byte_error_ns": 0.01}, cap)
+    assert alone["other_hop_mbps"] is None and "only store-and-forward hop" in alone["note"]
+    # a slope below the bottleneck's time per byte: that link cut through
+    cut = per_hop({"per_byte_ns": 8.0, "per_byte_error_ns": 0.01}, cap)
+    assert cut["other_hop_mbps"] is None and "cut-through" in cut["note"]
 
 
 def test_tcp_model_against_a_hand_computation():
