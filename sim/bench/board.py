@@ -33,8 +33,14 @@ def build(board: str, seed: int, out: Path) -> dict:
     # the build is reproducible: the same sources and seed give this hash in any clone, at any path
     report["bit_sha256"] = hashlib.sha256(bit.read_bytes()).hexdigest() if bit.exists() else None
     for clock in report["clocks"].values():
-        clock["slack_percent"] = round(100 * (clock["fmax_mhz"] / clock["target_mhz"] - 1), 1)
+        clock["slack_percent"] = round(100 * (clock["fmax_mhz"] / clock["target_mhz"] - 1), 2)
+        # judged on the figures nextpnr printed, not on the rounded slack (137.44 MHz is +9.95 %, short of 10 %)
+        clock["margin_met"] = clock["fmax_mhz"] >= clock["target_mhz"] * (1 + MARGIN)
     return {"seed": seed, "exit": done.returncode, **report}
+
+
+def ratio(clock: dict) -> float:
+    return clock["fmax_mhz"] / clock["target_mhz"]
 
 
 def main() -> int:
@@ -49,9 +55,9 @@ def main() -> int:
     worst = {}
     for run in runs:
         for name, clock in run["clocks"].items():
-            if name not in worst or clock["slack_percent"] < worst[name]["slack_percent"]:
+            if name not in worst or ratio(clock) < ratio(worst[name]):
                 worst[name] = {"seed": run["seed"], **clock}
-    margin_met = bool(worst) and all(c["slack_percent"] >= 100 * MARGIN for c in worst.values()) \
+    margin_met = bool(worst) and all(c["margin_met"] for c in worst.values()) \
         and all(r["exit"] == 0 for r in runs)
     target = importlib.import_module(f"boards.{args.board}")
     args.out.write_text(json.dumps({"board": f"{args.board} (default build)", "build_id": f"{target.board_build_id():08x}",
@@ -63,7 +69,7 @@ def main() -> int:
         cells = ", ".join(f"{k} {v['used']}/{v['available']}" for k, v in util.items()
                           if k in ("TRELLIS_COMB", "TRELLIS_FF", "DP16KD", "MULT18X18D"))
         print(f"seed {run['seed']}: " + "; ".join(f"{n.replace('$glbnet$', '')} {c['fmax_mhz']:.1f} MHz "
-                                                   f"({c['slack_percent']:+.1f} %)" for n, c in run["clocks"].items())
+                                                   f"({c['slack_percent']:+.2f} %)" for n, c in run["clocks"].items())
               + f" | {cells}")
     print(f"every clock >= {100 * MARGIN:.0f} % slack on every seed: {'yes' if margin_met else 'NO'}")
     seed1 = next(r for r in runs if r["seed"] == 1)
