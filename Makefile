@@ -29,7 +29,7 @@ help:
 	@echo "make twin-linux         fpgatest sweep --proto ipv4 through the Linux kernel (twin:linux, root)"
 	@echo "make bench              line rate, twin speed, synthesis, boards' Fmax on three seeds -> build/bench/"
 	@echo "make bitstream          Colorlight 5A-75B bitstream (Yosys + nextpnr-ecp5 + ecppack);"
-	@echo "                        BOARD=colorlight_i9 for the i9 (both directions, interval recorder)"
+	@echo "                        BOARD=colorlight_i9: the i9, both directions (does not meet timing yet)"
 	@echo "make flash / make load  write it to SPI flash / SRAM with openFPGALoader"
 	@echo "make install            .venv with pinned dependencies and tool wrappers (done by the others)"
 
