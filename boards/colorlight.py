@@ -34,6 +34,7 @@ from litex_soc.tester import ROOT, add_tester, build_variant, gateware_id
 TESTER_CLK_FREQ = 125e6  # one byte per clock at 1 GbE: the 8 ns tick
 SYS_CLK_FREQ = 50e6      # CSR bus and UARTBone
 UART_BAUD = 115200
+UART_RX_FIFO_DEPTH = 512          # one DP16KD: commands queue while UARTBone replies
 
 
 class SharedPhyPins:
@@ -108,16 +109,43 @@ def board_id(target_file: Path, revision: str, full_duplex: bool, intervals: boo
 
 
 class ColorlightSoC(FPGATestSoC):
-    """The tester on a Colorlight board: platform (with SharedPhyPins) from the target."""
+    """The tester on a Colorlight board. A target names what is its own in class attributes: its file
+    (part of the build's identity), platform, SoC identifier, PHY addresses, default revision and
+    default build (one direction or both, with or without the interval recorder)."""
 
-    def __init__(self, platform, target_file: Path, ident: str, phy_addr: tuple[int, int],
-                 sys_clk_freq=SYS_CLK_FREQ, with_tester=True, full_duplex=False, intervals=False):
-        FPGATestSoC.__init__(self, platform, sys_clk_freq, ident=ident)
+    TARGET_FILE: Path
+    IDENT: str
+    PHY_ADDR: tuple[int, int]      # MDIO addresses of the PHYs of tester ports 0 and 1
+    REVISION: str                  # the default board revision
+    BUILD_DIR: Path                # the default build directory
+    FULL_DUPLEX: bool
+    INTERVALS: bool
+
+    @classmethod
+    def make_platform(cls, gateware_dir: Path, revision: str):
+        """The target's platform (with SharedPhyPins)."""
+        raise NotImplementedError
+
+    @classmethod
+    def build_id(cls, revision: str | None = None, full_duplex: bool | None = None,
+                 intervals: bool | None = None) -> int:
+        """FPGATEST_BUILD_ID of a build of this target from the sources as they are now (default build)."""
+        return board_id(cls.TARGET_FILE, revision or cls.REVISION,
+                        cls.FULL_DUPLEX if full_duplex is None else full_duplex,
+                        cls.INTERVALS if intervals is None else intervals)
+
+    def __init__(self, revision: str | None = None, with_tester=True, build_dir: Path | None = None,
+                 full_duplex: bool | None = None, intervals: bool | None = None, sys_clk_freq=SYS_CLK_FREQ):
+        full_duplex = self.FULL_DUPLEX if full_duplex is None else full_duplex
+        intervals = self.INTERVALS if intervals is None else intervals
+        platform = self.make_platform(Path(build_dir or self.BUILD_DIR) / "gateware", revision or self.REVISION)
+        FPGATestSoC.__init__(self, platform, sys_clk_freq, ident=self.IDENT)
         self.crg = _CRG(platform, sys_clk_freq)
-        self.add_uartbone_phy(RS232PHY(platform.request("serial"), sys_clk_freq, UART_BAUD))
+        self.add_uartbone_phy(RS232PHY(platform.request("serial"), sys_clk_freq, UART_BAUD),
+                              rx_fifo_depth=UART_RX_FIFO_DEPTH)
         # the PHYs' shared management bus: link, speed and duplex (host-driven, LiteEth's MDIO core)
         self.ethmdio = LiteEthPHYMDIO(platform.request("eth_mdio"))
-        for index, addr in enumerate(phy_addr):
+        for index, addr in enumerate(self.PHY_ADDR):
             self.add_constant(f"FPGATEST_PORT{index}_PHY_ADDR", addr)
         if platform.shared_phy_reset:
             # the shared PHY reset may also reset the PHY whose clock feeds the FPGA: never driven
@@ -149,7 +177,7 @@ class ColorlightSoC(FPGATestSoC):
                 phy.source.ready.eq(1),
             ]
             ports.append(gmii)
-        add_tester(self, ports, target="ecp5", build_extra=build_extra(target_file, platform.revision),
+        add_tester(self, ports, target="ecp5", build_extra=build_extra(self.TARGET_FILE, platform.revision),
                    directions=port_directions(full_duplex), intervals=intervals)
 
 
@@ -167,7 +195,7 @@ def timing_report(log: Path) -> dict | None:
             "utilisation": util, "timing_met": bool(fmax) and all(v["result"] == "PASS" for v in fmax.values())}
 
 
-def main(doc: str, soc_class, build_name: str, build_dir: Path, revisions: list[str], loader: list[str],
+def main(doc: str, soc_class, build_name: str, revisions: list[str], loader: list[str],
          full_duplex_help: str, intervals_help: str, default_cable: str) -> int:
     """A board target's command line: build, load into SRAM or write to flash."""
     parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -177,7 +205,7 @@ def main(doc: str, soc_class, build_name: str, build_dir: Path, revisions: list[
     parser.add_argument("--revision", default=revisions[0], choices=revisions,
                         help=f"board revision (default {revisions[0]})")
     parser.add_argument("--cable", default=default_cable, help=f"openFPGALoader cable (default {default_cable})")
-    parser.add_argument("--build-dir", type=Path, default=build_dir)
+    parser.add_argument("--build-dir", type=Path, default=soc_class.BUILD_DIR)
     parser.add_argument("--seed", type=int, default=1, help="nextpnr placement seed")
     parser.add_argument("--full-duplex", action=argparse.BooleanOptionalAction, default=soc_class.FULL_DUPLEX,
                         help=full_duplex_help)

@@ -18,7 +18,7 @@ from pathlib import Path
 from litex.build.generic_platform import Pins, Subsignal
 from litex_boards.platforms import colorlight_5a_75b
 
-from boards.colorlight import ColorlightSoC, SharedPhyPins, board_id, main as board_main
+from boards.colorlight import ColorlightSoC, SharedPhyPins, main as board_main
 from litex_soc.tester import ROOT
 
 BUILD_DIR = ROOT / "build" / "colorlight_5a_75b"
@@ -46,25 +46,22 @@ class Platform(SharedPhyPins, colorlight_5a_75b.Platform):
 
 
 class BaseSoC(ColorlightSoC):
+    TARGET_FILE = Path(__file__)
+    IDENT = "fpgatest colorlight_5a_75b"
+    PHY_ADDR = PHY_ADDR
+    REVISION = "8.0"
+    BUILD_DIR = BUILD_DIR
     FULL_DUPLEX = False   # the LFE5U-25F holds one direction (docs/board.md)
     INTERVALS = False     # the interval recorder routes slowly on the LFE5U-25F (docs/board.md)
 
-    def __init__(self, revision="8.0", with_tester=True, build_dir=BUILD_DIR, full_duplex=FULL_DUPLEX,
-                 intervals=INTERVALS):
-        platform = Platform(Path(build_dir) / "gateware", revision=revision, toolchain="trellis")
-        ColorlightSoC.__init__(self, platform, Path(__file__), "fpgatest colorlight_5a_75b", PHY_ADDR,
-                               with_tester=with_tester, full_duplex=full_duplex, intervals=intervals)
-
-
-def board_build_id(revision: str = "8.0", full_duplex: bool = BaseSoC.FULL_DUPLEX,
-                   intervals: bool = BaseSoC.INTERVALS) -> int:
-    """FPGATEST_BUILD_ID of the board build from the sources as they are now."""
-    return board_id(Path(__file__), revision, full_duplex, intervals)
+    @classmethod
+    def make_platform(cls, gateware_dir: Path, revision: str):
+        return Platform(gateware_dir, revision=revision, toolchain="trellis")
 
 
 if __name__ == "__main__":
     sys.exit(board_main(
-        __doc__, BaseSoC, "colorlight_5a_75b", BUILD_DIR, ["8.0", "7.0", "6.1"], ["-b", "colorlight"],
+        __doc__, BaseSoC, "colorlight_5a_75b", ["8.0", "7.0", "6.1"], ["-b", "colorlight"],
         full_duplex_help="generator and receiver on both ports (does not fit the LFE5U-25F)",
         intervals_help="the interval recorder (hardware-timed samples; on the LFE5U-25F it routes in 1.3-1.6 "
                        "times the router iterations and did not converge on seed 3, see docs/board.md)",

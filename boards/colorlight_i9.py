@@ -22,7 +22,7 @@ from pathlib import Path
 
 from litex_boards.platforms import colorlight_i5
 
-from boards.colorlight import ColorlightSoC, SharedPhyPins, board_id, main as board_main
+from boards.colorlight import ColorlightSoC, SharedPhyPins, main as board_main
 from litex_soc.tester import ROOT
 
 BUILD_DIR = ROOT / "build" / "colorlight_i9"
@@ -38,25 +38,22 @@ class Platform(SharedPhyPins, colorlight_i5.Platform):
 
 
 class BaseSoC(ColorlightSoC):
+    TARGET_FILE = Path(__file__)
+    IDENT = "fpgatest colorlight_i9"
+    PHY_ADDR = PHY_ADDR
+    REVISION = "7.2"
+    BUILD_DIR = BUILD_DIR
     FULL_DUPLEX = True
     INTERVALS = False     # with both directions, the recorder's build did not route (docs/board.md)
 
-    def __init__(self, revision="7.2", with_tester=True, build_dir=BUILD_DIR, full_duplex=FULL_DUPLEX,
-                 intervals=INTERVALS):
-        platform = Platform(Path(build_dir) / "gateware", revision=revision)
-        ColorlightSoC.__init__(self, platform, Path(__file__), "fpgatest colorlight_i9", PHY_ADDR,
-                               with_tester=with_tester, full_duplex=full_duplex, intervals=intervals)
-
-
-def board_build_id(revision: str = "7.2", full_duplex: bool = BaseSoC.FULL_DUPLEX,
-                   intervals: bool = BaseSoC.INTERVALS) -> int:
-    """FPGATEST_BUILD_ID of the board build from the sources as they are now."""
-    return board_id(Path(__file__), revision, full_duplex, intervals)
+    @classmethod
+    def make_platform(cls, gateware_dir: Path, revision: str):
+        return Platform(gateware_dir, revision=revision)
 
 
 if __name__ == "__main__":
     sys.exit(board_main(
-        __doc__, BaseSoC, "colorlight_i9", BUILD_DIR, ["7.2"], ["-b", "colorlight-i9"],
+        __doc__, BaseSoC, "colorlight_i9", ["7.2"], ["-b", "colorlight-i9"],
         full_duplex_help="generator and receiver on both ports (default; --no-full-duplex: the 5A-75B's split)",
         intervals_help="the interval recorder (with both directions it did not route: docs/board.md)",
         default_cable="cmsisdap"))

@@ -58,5 +58,5 @@ def test_generated_board_clocks_and_pins(board, revision, tmp_path):
     assert [(constants[f"fpgatest_port{p}_tx"], constants[f"fpgatest_port{p}_rx"]) for p in (0, 1)] == \
         ([(1, 1), (1, 1)] if both else [(1, 0), (0, 1)])
     assert "fpgatest_interval_depth" not in constants and not target.BaseSoC.INTERVALS
-    assert constants["fpgatest_build_id"] == target.board_build_id(revision)
+    assert constants["fpgatest_build_id"] == target.BaseSoC.build_id(revision)
     assert [constants[f"fpgatest_port{p}_phy_addr"] for p in (0, 1)] == list(target.PHY_ADDR)

@@ -123,6 +123,9 @@ reg [7:0]   l4_proto_reg;          // IP protocol / next header: UDP 17, ICMP 1,
 reg [15:0]  pseudo_reg;            // the L4 checksum's pseudo-header words that are not in the frame:
                                    // UDP protocol + length, ICMPv6 next header + length, ICMPv4 none
 reg [6:0]   hdr_last_reg;          // index of the header's last byte (the signature's)
+reg         wr_etype_reg, wr_ipv4_reg, wr_ipv6_reg, wr_udp_reg, wr_icmp_reg;   // the fill writes segment
+                                   // ETYPE / IPV4 / ... (L2 and SIG always): registered beside the fill,
+                                   // so its write enable does not reach back to the settings
 
 wire is_ipv4 = proto_reg == PROTO_IPV4;
 wire is_ipv6 = proto_reg == PROTO_IPV6;
@@ -138,6 +141,11 @@ always @(posedge clk) begin
     ethertype_eff_reg <= is_ipv4 ? 16'h0800 : is_ipv6 ? 16'h86DD : ethertype_reg;
     l4_proto_reg <= !icmp_reg ? 8'd17 : is_ipv6 ? 8'd58 : 8'd1;
     pseudo_reg   <= !icmp_reg ? 16'd17 + udp_len_reg : is_ipv6 ? 16'd58 + udp_len_reg : 16'd0;
+    wr_etype_reg <= !vlan_en_reg;
+    wr_ipv4_reg  <= is_ipv4;
+    wr_ipv6_reg  <= is_ipv6;
+    wr_udp_reg   <= (is_ipv4 || is_ipv6) && !icmp_reg;
+    wr_icmp_reg  <= (is_ipv4 || is_ipv6) && icmp_reg;
 end
 
 // ---------------------------------------------------------------------------------------------
@@ -238,24 +246,24 @@ always @(posedge clk) begin
         fill_we_reg <= fill_k >= FILL_L2;
         fill_l4_sum_reg <= 1'b0;
     end else if (fill_k < FILL_IPV4) begin
-        fill_we_reg <= !vlan_en_reg;
+        fill_we_reg <= wr_etype_reg;
         fill_l4_sum_reg <= 1'b0;
     end else if (fill_k < FILL_IPV6) begin
-        fill_we_reg <= is_ipv4;
+        fill_we_reg <= wr_ipv4_reg;
         fill_ip_sum_reg <= 1'b1;
         fill_l4_sum_reg <= fill_k >= FILL_IPV4 + 7'd12 && !icmp_reg;    // addresses (pseudo-header)
         if (fill_k == FILL_IPV4 + 7'd4 || fill_k == FILL_IPV4 + 7'd5 ||
             fill_k == FILL_IPV4 + 7'd10 || fill_k == FILL_IPV4 + 7'd11)
             fill_tag_reg <= TAG_IP;                                        // identification, checksum
     end else if (fill_k < FILL_UDP) begin
-        fill_we_reg <= is_ipv6;
+        fill_we_reg <= wr_ipv6_reg;
         fill_l4_sum_reg <= fill_k >= FILL_IPV6 + 7'd8;                  // addresses (pseudo-header)
     end else if (fill_k < FILL_ICMP) begin
-        fill_we_reg <= (is_ipv4 || is_ipv6) && !icmp_reg;
+        fill_we_reg <= wr_udp_reg;
         if (fill_k >= FILL_UDP + 7'd6)
             fill_tag_reg <= TAG_L4;                                        // checksum
     end else if (fill_k < FILL_SIG) begin
-        fill_we_reg <= (is_ipv4 || is_ipv6) && icmp_reg;
+        fill_we_reg <= wr_icmp_reg;
         if (fill_k == FILL_ICMP + 7'd2 || fill_k == FILL_ICMP + 7'd3 || fill_k >= FILL_ICMP + 7'd6)
             fill_tag_reg <= TAG_L4;                                        // checksum, sequence number
     end else begin

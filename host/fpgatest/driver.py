@@ -105,11 +105,14 @@ class Device:
         self.map = CsrMap(csr_path)
         self.bus = open_url(url, timeout_s)
         self.url = url
-        # several commands in one request only where the bridge's input waits for it: the twin's
-        # simulated serial line does; a board's UART receiver has no FIFO and loses the bytes that
-        # arrive while UARTBone sends a reply (the board simulation showed it)
-        self.pipelined = (hasattr(self.bus, "read_indexed")
-                          and self.map.constants.get("config_platform_name") == "sim")
+        # several commands in one request only where the bridge keeps what arrives while it replies:
+        # the twin's simulated serial line waits; a board's UART keeps UARTBONE_RX_FIFO_DEPTH bytes,
+        # and while a reply goes out at the line's rate as many bytes come in, so a request may wait
+        # behind replies of half the FIFO (the rest: margin for the two ends' baud rates); a build
+        # without the FIFO loses those bytes (the board simulation showed it)
+        fifo = int(self.map.constants.get("uartbone_rx_fifo_depth", 0))
+        self.reply_window = (0 if not hasattr(self.bus, "read_indexed") else
+                             1 << 20 if self.map.constants.get("config_platform_name") == "sim" else fifo // 2)
         if check_identity:
             found = self.read("tester_build_id")
             if found != self.map.build_id:
@@ -176,8 +179,8 @@ class Device:
             if not reg.writable or reg.words != 1:
                 raise MapError(f"register {index_name} is not a writable one-word register")
             start, writes, burst = reg.addr, [[i] for i in indices], True
-        if burst and self.pipelined:
-            replies = self.bus.read_indexed(start, writes, data.addr, data.words)
+        if burst and self._per_request(data.words):
+            replies = self.bus.read_indexed(start, writes, data.addr, data.words, self._per_request(data.words))
         else:
             replies = []
             for i in indices:
@@ -187,24 +190,46 @@ class Device:
 
     def pulse_and_read(self, register: str, field: str, names: list[str], count: int) -> list[dict[str, int]]:
         """`count` times: pulse one field of a control register (e.g. pop a FIFO), then read `names`.
-        Pipelined (the twin), with the names side by side, the pairs go 16 to a request."""
+        Pipelined, with the names side by side, the pairs go up to 16 to a request."""
         regs = sorted((self.map[n] for n in names), key=lambda r: r.addr)
         ctl, bit = self.map[register], self.control_bits(register)[field]
         side_by_side = all(b.addr == a.addr + 4 * a.words for a, b in zip(regs, regs[1:]))
-        if not (side_by_side and self.pipelined):
+        total = sum(r.words for r in regs)
+        if not (side_by_side and self._per_request(total)):
             out = []
             for _ in range(count):
                 self.pulse(register, field)
                 out.append(self.read_many(names))
             return out
-        total = sum(r.words for r in regs)
         out = []
-        for words in self.bus.read_indexed(ctl.addr, [[bit]] * count, regs[0].addr, total):
+        for words in self.bus.read_indexed(ctl.addr, [[bit]] * count, regs[0].addr, total, self._per_request(total)):
             values, pos = {}, 0
             for r in regs:
                 values[r.name] = join_words(words[pos:pos + r.words])
                 pos += r.words
             out.append(values)
+        return out
+
+    def _per_request(self, words: int) -> int:
+        """How many write-then-read pairs reading `words` words go in one request (0: one at a time)."""
+        return min(16, self.reply_window // (4 * words))
+
+    def series_and_read(self, name: str, series: list[list[int]], data_name: str) -> list[int]:
+        """For each entry of series: its values one after another into the one-word register `name`
+        (bit-banging), then data_name's value. Pipelined where the bridge allows (see reply_window)."""
+        reg, data = self.map[name], self.map[data_name]
+        if not reg.writable or reg.words != 1:
+            raise MapError(f"register {name} is not a writable one-word register")
+        if any(not 0 <= v < 1 << 32 for values in series for v in values):
+            raise ValueError(f"{name}: a value does not fit in 32 bits")
+        per_request = self._per_request(data.words)
+        if per_request and all(0 < len(values) <= 255 for values in series):
+            replies = self.bus.read_indexed(reg.addr, series, data.addr, data.words, per_request, fixed=True)
+            return [join_words(words) for words in replies]
+        out = []
+        for values in series:
+            self.write_series(name, values)
+            out.append(self.read(data_name))
         return out
 
     def write_series(self, name: str, values: list[int]) -> None:

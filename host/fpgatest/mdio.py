@@ -62,21 +62,23 @@ class Mdio:
         if not (0 <= phy < 32 and 0 <= reg < 32):
             raise ValueError(f"MDIO address out of range: PHY {phy}, register {reg}")
         turnaround = [MDC, 0, MDC, 0]
-        # preamble, start 01, read 10, PHY, register, then the turnaround: one burst
-        self._w(*self._bits(0xFFFFFFFF, 32), *self._bits((0b0110 << 10) | (phy << 5) | reg, 14), *turnaround)
+        # preamble, start 01, read 10, PHY, register, the turnaround: the PHY drives the first data
+        # bit; then each bit is read and MDC pulsed for the next (one request where the bridge allows)
+        head = [*self._bits(0xFFFFFFFF, 32), *self._bits((0b0110 << 10) | (phy << 5) | reg, 14), *turnaround]
+        bits = self.dev.series_and_read("ethmdio_w", [head] + [[MDC, 0]] * 15, "ethmdio_r")
+        self._w(MDC, 0, *turnaround)
         value = 0
-        for _ in range(16):
-            value = (value << 1) | (self.dev.read("ethmdio_r") & 1)
-            self._w(MDC, 0)
-        self._w(*turnaround)
+        for bit in bits:
+            value = (value << 1) | (bit & 1)
         return value
 
     def link(self, phy: int) -> LinkStatus:
         ident = (self.read(phy, PHYSID1) << 16) | self.read(phy, PHYSID2)
         if ident in (0, 0xFFFFFFFF):
             raise MdioError(f"no PHY answers at MDIO address {phy}")
-        self.read(phy, BMSR)                # the link bit latches low: the second read is the state now
         bmsr = self.read(phy, BMSR)
+        if not bmsr & BMSR_LINK:            # the link bit latches low: a 0 may be a drop since the last
+            bmsr = self.read(phy, BMSR)     # read; a 1 is a link up now (IEEE 802.3 22.2.4.2.13)
         up = bool(bmsr & BMSR_LINK)
         if not up:
             return LinkStatus(phy, ident, False, None, None)

@@ -166,8 +166,13 @@ def owd(t: Tester, plan: OwdPlan, tx: int, rx: int, out: Path, alpha: dict | Non
                "sizes": per_size, "fit": owd_fit(per_size, alpha)}
     if plan.hop_pairs:
         with open(out / "pairs.csv", "w", newline="") as f:
-            cap = capacity_run(t, plan.pairs_plan(), tx, rx, csv.DictWriter(f, fieldnames=PAIRS_CSV_FIELDS))
-        results["per_hop"] = per_hop(results["fit"], cap)
+            try:
+                cap = capacity_run(t, plan.pairs_plan(), tx, rx, csv.DictWriter(f, fieldnames=PAIRS_CSV_FIELDS))
+            except SettingError as err:     # the sizes' fit stands without the split
+                cap = None
+                results["per_hop"] = {"note": f"{err}: the slope is not split (pairs.csv has what arrived)"}
+        if cap:
+            results["per_hop"] = per_hop(results["fit"], cap)
     write_json_atomic(out / "results.json", results)
     return results
 
@@ -233,7 +238,9 @@ def owd_report(results: dict) -> str:
     else:
         lines.append(f"- bandwidth: none ({fit['note']})")
     hop = results.get("per_hop")
-    if hop:
+    if hop and "capacity" not in hop:
+        lines.append(f"- per hop: {hop['note']}")
+    elif hop:
         cap = hop["capacity"]
         lo, hi = hop["bottleneck_range_mbps"]
         lines.append(f"- per hop ({hop['estimator']}): narrowest link **{hop['bottleneck_mbps']:.2f} Mb/s** (range "

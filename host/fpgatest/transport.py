@@ -69,15 +69,18 @@ class UartBone:
             req += b"".join((v & 0xFFFFFFFF).to_bytes(4, "big") for v in chunk)
             self._exchange(req, 0)
 
-    def read_indexed(self, index_addr: int, index_writes: list[list[int]], data_addr: int, words: int) -> list[list[int]]:
+    def read_indexed(self, index_addr: int, index_writes: list[list[int]], data_addr: int, words: int,
+                     per_request: int = 16, fixed: bool = False) -> list[list[int]]:
         """For each entry of index_writes: write its words from index_addr on (selecting, e.g., one
-        histogram bin), then read `words` words at data_addr. The pairs go in one request per 16, in
-        order: one round trip where a loop would take one per write and one per read. Only for a
-        bridge whose input waits while it replies (the twin's), not a board's UART: see Device."""
+        histogram bin), or into index_addr one after another if fixed (bit-banging), then read `words`
+        words at data_addr. The pairs go in one request per `per_request`, in order: one round trip
+        where a loop would take one per write and one per read. Only for a bridge that keeps what
+        arrives while it replies, within what it keeps: see Device.reply_window."""
+        write_cmd = CMD_WRITE_BURST_FIXED if fixed else CMD_WRITE_BURST_INCR
         out = []
-        for start in range(0, len(index_writes), 16):
-            chunk = index_writes[start:start + 16]
-            req = b"".join(bytes([CMD_WRITE_BURST_INCR, len(w)]) + (index_addr // 4).to_bytes(4, "big")
+        for start in range(0, len(index_writes), per_request):
+            chunk = index_writes[start:start + per_request]
+            req = b"".join(bytes([write_cmd, len(w)]) + (index_addr // 4).to_bytes(4, "big")
                            + b"".join((v & 0xFFFFFFFF).to_bytes(4, "big") for v in w)
                            + bytes([CMD_READ_BURST_INCR, words]) + (data_addr // 4).to_bytes(4, "big")
                            for w in chunk)

@@ -16,6 +16,7 @@ class Clause22Phy:
         self.bits = []          # bits the station drove since the last frame
         self.out = None         # bits this PHY drives (read data), one per rising edge
         self.drive = 1          # the level this PHY puts on MDIO (pulled up when released)
+        self.reads = []         # registers read, in order
 
     def rising(self, station_oe: bool, station_bit: int) -> None:
         if self.out:
@@ -29,7 +30,10 @@ class Clause22Phy:
             reg = int("".join(map(str, b[-5:])), 2)
             self.bits = []
             if phy == self.addr:
+                self.reads.append(reg)
                 value = self.regs.get(reg, 0)
+                if isinstance(value, list):             # a register whose reads change (latched bits)
+                    value = value.pop(0) if len(value) > 1 else value[0]
                 # turnaround: released until the first edge, then 0; 16 bits MSB first; released again
                 self.out = [0] + [(value >> i) & 1 for i in reversed(range(16))] + [1]
 
@@ -66,6 +70,13 @@ class MdioBus:
         for value in values:
             self.write(name, value)
 
+    def series_and_read(self, name, series, data_name):
+        out = []
+        for values in series:
+            self.write_series(name, values)
+            out.append(self.read(data_name))
+        return out
+
     def read(self, name):
         assert name == "ethmdio_r"
         level = 1 if not self.w & OE else (1 if self.w & DO else 0)
@@ -100,6 +111,17 @@ def test_link_speed_and_duplex(regs, expect):
     assert (link.up, link.speed_mbps, link.full_duplex) == expect
     assert link.phy_id == 0x03625E6A
     assert link.usable == (expect == (True, 1000, True))
+
+
+def test_link_bit_latched_low_is_read_again():
+    """BMSR's link bit latches low: a 1 is a link up now (one read), a 0 only a drop since the last
+    read, so it is read again and the second value is the state now."""
+    up = Clause22Phy(1, GIGABIT)
+    assert Mdio(MdioBus([up])).link(1).up and up.reads.count(1) == 1
+    dropped_then_up = Clause22Phy(1, {**GIGABIT, 1: [0x7969, 0x796D]})
+    assert Mdio(MdioBus([dropped_then_up])).link(1).usable and dropped_then_up.reads.count(1) == 2
+    down = Clause22Phy(1, {**GIGABIT, 1: [0x7969, 0x7969]})
+    assert not Mdio(MdioBus([down])).link(1).up and down.reads.count(1) == 2
 
 
 def test_measurements_refused_unless_both_links_are_gigabit_full():

@@ -119,6 +119,20 @@ def test_pairs_capacity_and_utilisation(twin_link, tmp_path, cross_mbps):
     assert (out / "pairs.png").stat().st_size > 0
 
 
+def test_per_hop_without_pairs_keeps_the_fit(twin_link, tmp_path):
+    """Pairs too large for the path (its switch drops frames over 1000 bytes) never arrive whole: the
+    sizes' fit is kept and reported, the split is not made and says why."""
+    set_model(twin_link, None, max_frame=1000)
+    out = tmp_path / "owd"
+    assert cli(twin_link, "owd", "--random", "4", "--max-size", "900", "--probes", "3", "--per-hop",
+               "--pairs", "4", "--pair-size", "1518", "--out", str(out)) == 0
+    res = json.loads((out / "results.json").read_text())
+    assert res["fit"]["points"] == 4 and abs(res["fit"]["per_byte_ns"] - 8) < 0.05
+    assert res["per_hop"] == {"note": "no pair arrived whole: no capacity: the slope is not split "
+                                      "(pairs.csv has what arrived)"}
+    assert "per hop: no pair arrived whole" in (out / "report.md").read_text()
+
+
 def test_per_hop_split_by_hand():
     """slope - 8000/C at the ends of both ranges: slope 34.667 +- 0.01 ns/B, C = 300 Mb/s from a mode of
     41,013.3 ns +- 8 ns (1518-byte pairs, C 299.9415 to 300.0585 Mb/s): rest 8.0 ns/B, range

@@ -16,7 +16,7 @@ PHYSID = (0x0362, 0x5E6A)               # an id as a Broadcom gigabit PHY report
 
 def phy_registers(speed: int, full_duplex: bool = True) -> dict[int, int]:
     """A PHY linked at `speed` Mb/s after autonegotiation with a partner that offers only that mode."""
-    regs = {0: BMCR_ANEG, 1: BMSR_UP, 2: PHYSID[0], 3: PHYSID[1], 4: 0x01E1, 9: 0x0200}
+    regs = {0: BMCR_ANEG, 1: BMSR_UP, 2: PHYSID[0], 3: PHYSID[1], 4: 0x01E1, 9: 0x0300}   # 1000 FD+HD offered
     if speed == 1000:
         regs[5], regs[10] = 0x0000, 0x0800 if full_duplex else 0x0400
     else:

@@ -230,15 +230,18 @@ async def run_test_board(dut):
     from fpgatest.tester import SettingError
 
     board = Board(dut, Path(os.environ["BOARD_GATEWARE"]))
-    phys = {0: phy_registers(1000), 1: phy_registers(100)}
+    phys = {0: phy_registers(1000), 1: phy_registers(1000, full_duplex=False)}
     mdio = MdioPhys(dut.eth_mdio_mdc, dut.eth_mdio_mdio, dut.TRELLIS_IO.I, dut.TRELLIS_IO.T, phys)
     await board.start()
 
-    # the host finds the build, then each PHY's link over MDIO; port 1 came up at 100 Mb/s
+    # the host finds the build, then each PHY's link over MDIO (the bit-banged frames pipelined
+    # through the UART's FIFO); port 1 came up at half duplex
     links = await board.host(lambda t: t.links())
     assert [(x.phy_addr, x.up, x.speed_mbps, x.full_duplex) for x in links] == [(0, True, 1000, True),
-                                                                                  (1, True, 100, True)]
-    assert links[0].phy_id == 0x03625E6A
+                                                                                  (1, True, 1000, False)]
+    assert links[0].phy_id == links[1].phy_id == 0x03625E6A
+    # every frame reached the PHY it was for: ids, BMSR once (link up), BMCR, 1000BASE-T control/status
+    assert mdio.reads == [(phy, reg) for phy in (0, 1) for reg in (2, 3, 1, 0, 9, 10)], mdio.reads
     await board.host(lambda t: t.require_links([0], links))
     with pytest.raises(SettingError, match="port 1"):
         await board.host(lambda t: t.require_links([0, 1], links))
