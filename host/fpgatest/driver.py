@@ -202,7 +202,9 @@ class Device:
                 out.append(self.read_many(names))
             return out
         out = []
-        for words in self.bus.read_indexed(ctl.addr, [[bit]] * count, regs[0].addr, total, self._per_request(total)):
+        # a pop sent twice loses an entry: a request of pops is not tried again (LinkError instead)
+        for words in self.bus.read_indexed(ctl.addr, [[bit]] * count, regs[0].addr, total, self._per_request(total),
+                                           retry=False):
             values, pos = {}, 0
             for r in regs:
                 values[r.name] = join_words(words[pos:pos + r.words])

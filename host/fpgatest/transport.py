@@ -34,10 +34,13 @@ class UartBone:
     def close(self):
         self.port.close()
 
-    def _exchange(self, request: bytes, reply_len: int) -> bytes:
+    def _exchange(self, request: bytes, reply_len: int, retry: bool = True) -> bytes:
+        """Send a request, return its reply. Tried again on a short reply, unless retry is False: a
+        request with side effects (FIFO pops) sent twice would lose what the first took."""
         stop.check()
         last = None
-        for _ in range(self.retries):
+        tries = self.retries if retry else 1
+        for _ in range(tries):
             try:
                 self.port.reset_input_buffer()
                 self.port.write(request)
@@ -49,7 +52,7 @@ class UartBone:
                 last = str(err)
             # a partial command is dropped by the bridge after its own timeout; let it expire
             time.sleep(0.05)
-        raise LinkError(f"no answer from {self.url} after {self.retries} tries ({last})")
+        raise LinkError(f"no answer from {self.url} after {tries} {'tries' if tries > 1 else 'try'} ({last})")
 
     def read(self, addr: int, count: int = 1) -> list[int]:
         words = []
@@ -70,12 +73,13 @@ class UartBone:
             self._exchange(req, 0)
 
     def read_indexed(self, index_addr: int, index_writes: list[list[int]], data_addr: int, words: int,
-                     per_request: int = 16, fixed: bool = False) -> list[list[int]]:
+                     per_request: int = 16, fixed: bool = False, retry: bool = True) -> list[list[int]]:
         """For each entry of index_writes: write its words from index_addr on (selecting, e.g., one
         histogram bin), or into index_addr one after another if fixed (bit-banging), then read `words`
         words at data_addr. The pairs go in one request per `per_request`, in order: one round trip
         where a loop would take one per write and one per read. Only for a bridge that keeps what
-        arrives while it replies, within what it keeps: see Device.reply_window."""
+        arrives while it replies, within what it keeps: see Device.reply_window. retry=False when
+        the writes have side effects (see _exchange)."""
         write_cmd = CMD_WRITE_BURST_FIXED if fixed else CMD_WRITE_BURST_INCR
         out = []
         for start in range(0, len(index_writes), per_request):
@@ -84,7 +88,7 @@ class UartBone:
                            + b"".join((v & 0xFFFFFFFF).to_bytes(4, "big") for v in w)
                            + bytes([CMD_READ_BURST_INCR, words]) + (data_addr // 4).to_bytes(4, "big")
                            for w in chunk)
-            reply = self._exchange(req, 4 * words * len(chunk))
+            reply = self._exchange(req, 4 * words * len(chunk), retry)
             for k in range(len(chunk)):
                 part = reply[4 * words * k:4 * words * (k + 1)]
                 out.append([int.from_bytes(part[4 * w:4 * w + 4], "big") for w in range(words)])

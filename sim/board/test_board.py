@@ -36,7 +36,7 @@ SIM_BAUD = 3_125_000                     # 16 clocks of the 50 MHz sys clock per
 CRYSTAL_PS = 40_000                      # 25 MHz
 PHY_RX_PS = (7_999, 8_001)               # +125 ppm, -125 ppm against 8 ns (1 ps resolution)
 TICK_PS = 8_000
-HOST_STEP_LIMIT_NS = 200_000_000         # 200 ms of simulated time per host step (MDIO takes 44 ms)
+HOST_STEP_LIMIT_NS = 200_000_000         # 200 ms of simulated time per host step (the link reads take 28 ms)
 SIG_OFFSET_IPV4 = 14 + 20 + 8            # Ethernet + IPv4 + UDP headers before the signature
 ROOT = Path(__file__).resolve().parents[2]
 
