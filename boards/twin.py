@@ -45,6 +45,8 @@ from litex_soc.tester import ROOT, add_tester, port_defaults
 # two clocks; 62.5 MHz keeps the simulation's time step at 4 ns (the board's sys is 50 MHz)
 TESTER_CLK_FREQ = 125e6
 SYS_CLK_FREQ = 62.5e6
+# the twin's reflectors: a 32 KiB ring, so the largest frame (16383 bytes) is reflected at line rate
+TWIN_REFLECT_LOG2 = 15
 BUILD_DIR = ROOT / "build" / "twin"
 DEFAULT_PORT = 4327
 # the UARTBone bridge to TCP: LiteX's serial2tcp made safe for a shared machine (loopback only, one
@@ -109,7 +111,8 @@ class TwinSoC(FPGATestSoC):
             port["rx_clk"] = Signal()
             port["rx_rst"] = Signal()
             self.comb += [port["rx_clk"].eq(self.crg.cd_tester.clk), port["rx_rst"].eq(self.crg.cd_tester.rst)]
-        add_tester(self, ports, target="generic", build_extra="twin", model_sources=MODEL_SOURCES)
+        add_tester(self, ports, target="generic", build_extra="twin", model_sources=MODEL_SOURCES,
+                   reflect_log2=TWIN_REFLECT_LOG2)
         add_switch_model(self, ports[0], ports[1], taps=[platform.request("tap", n) for n in (0, 1)])
 
 

@@ -124,7 +124,7 @@ class IntervalTimer(LiteXModule):
 class IntervalCopier(LiteXModule):
     """Engine (sys) clock: after each edge, one record from the ports into the ring.
 
-    A copy takes four clocks per word once the ports have settled (a counter round, 26 clocks):
+    A copy takes four clocks per word once the ports have settled (a counter round, 27 clocks):
     under 400 clocks for the twin's 90 words, 8 us at the board's 50 MHz, a quarter of PERIOD_MIN
     (32.8 us between two edges)."""
 

@@ -119,7 +119,7 @@ class TesterPort(LiteXModule):
     """One fpgatest_port: every cfg_* a CSRStorage, every stat_* a CSRStatus, ctl_* one pulse register."""
 
     def __init__(self, time_tick, gmii_tx, gmii_rx, rx_clk, rx_rst, cal_internal, defaults, global_pulses,
-                 with_tx=True, with_rx=True):
+                 with_tx=True, with_rx=True, reflect_log2=0):
         ports = module_ports(RTL / "fpgatest_port.v")
         self.cal_cable = CSRStorage(32, description="Delay of this port's cable, 1/16 tick (0.5 ns).")
         self.cal_tx_cable = Signal(32)  # the sending (peer) port's cable delay
@@ -201,6 +201,7 @@ class TesterPort(LiteXModule):
                 params["o_" + p.name] = csr.status
         params["p_WITH_TX"] = int(with_tx)
         params["p_WITH_RX"] = int(with_rx)
+        params["p_REFLECT_LOG2"] = reflect_log2 if with_tx and with_rx else 0
         self.specials += Instance("fpgatest_port", **params)
 
 
@@ -266,7 +267,7 @@ def contract_constants() -> dict[str, int]:
 
 
 def add_tester(soc, phys_gmii: list, target: str, build_extra: str = "", directions: list | None = None,
-               model_sources: tuple = (), intervals: bool = True) -> Tester:
+               model_sources: tuple = (), intervals: bool = True, reflect_log2: int = 12) -> Tester:
     """Add the tester with one port per entry of phys_gmii: dicts with tx/rx GMII signals and RX clock.
 
     target: which primitive wrappers to build with ("ecp5" on the board, "generic" in the twin).
@@ -278,10 +279,14 @@ def add_tester(soc, phys_gmii: list, target: str, build_extra: str = "", directi
 
     intervals: build the interval recorder (litex_soc/intervals.py); without it the host times the
     intervals itself.
+
+    reflect_log2: every port with both directions gets a reflector with a ring of 2^reflect_log2 bytes
+    (it reflects frames up to that size, up to half of it at line rate; csr.json:
+    FPGATEST_PORTn_REFLECT_BYTES, 0 where a port has none).
     """
     directions = directions or [(True, True)] * len(phys_gmii)
     n = len(phys_gmii)
-    build_id = gateware_id(build_extra + build_variant(directions, intervals), model_sources)
+    build_id = gateware_id(build_extra + build_variant(directions, intervals, reflect_log2), model_sources)
     tester = Tester(build_id, n, intervals)
     soc.add_module("tester", tester)
     soc.add_constant("FPGATEST_BUILD_ID", build_id)
@@ -304,11 +309,13 @@ def add_tester(soc, phys_gmii: list, target: str, build_extra: str = "", directi
             global_pulses   = tester.pulses,
             with_tx         = directions[index][0],
             with_rx         = directions[index][1],
+            reflect_log2    = reflect_log2,
         )
         soc.add_constant(f"FPGATEST_PORT{index}_TX", int(directions[index][0]))
         soc.add_constant(f"FPGATEST_PORT{index}_MAC", defaults["cfg_src_mac"])
         soc.add_constant(f"FPGATEST_PORT{index}_IPV4", defaults["cfg_src_ip"])
         soc.add_constant(f"FPGATEST_PORT{index}_RX", int(directions[index][1]))
+        soc.add_constant(f"FPGATEST_PORT{index}_REFLECT_BYTES", 1 << reflect_log2 if all(directions[index]) else 0)
         soc.add_module(f"port{index}", port)
         soc.bus.add_slave(f"port{index}_counters", port.counters.bus,
                           SoCRegion(origin=COUNTERS_BASE + index * 0x1000, size=0x1000, cached=False, mode="r"))
@@ -332,9 +339,9 @@ def add_tester(soc, phys_gmii: list, target: str, build_extra: str = "", directi
     return tester
 
 
-def build_variant(directions: list, intervals: bool) -> str:
+def build_variant(directions: list, intervals: bool, reflect_log2: int = 12) -> str:
     """What of the build's shape the build id covers beside the sources."""
-    return repr(directions) + ("" if intervals else " without intervals")
+    return repr(directions) + ("" if intervals else " without intervals") + f" reflector 2^{reflect_log2}"
 
 
 def add_interval_recorder(soc, tester: Tester, ports: list, directions: list) -> None:

@@ -54,6 +54,7 @@ module fpgatest_gen (
     // flow control (fpgatest_window)
     input  wire         win_open,             // the next frame may start
     input  wire         win_error,            // the window settings cannot run (refuse the start)
+    input  wire         tx_taken,             // the port's reflector has the transmitter (refuse the start)
 
     // GMII transmit
     output reg  [7:0]   gmii_txd,
@@ -77,7 +78,7 @@ localparam        MIN_GAP   = 12;
 localparam PROTO_RAW = 2'd0, PROTO_IPV4 = 2'd1, PROTO_IPV6 = 2'd2;
 
 localparam [7:0] ERR_SIZE = 8'h01, ERR_IFG = 8'h02, ERR_BURST_GAP = 8'h04, ERR_FRAC = 8'h08,
-                 ERR_PROTO = 8'h10, ERR_WINDOW = 8'h20;
+                 ERR_PROTO = 8'h10, ERR_WINDOW = 8'h20, ERR_REFLECT = 8'h40;
 
 localparam [1:0] ST_IDLE = 2'd0, ST_PREP = 2'd1, ST_FRAME = 2'd2, ST_GAP = 2'd3;
 
@@ -92,6 +93,7 @@ wire [15:0] min_size_cfg = need_len_cfg > 16'd64 ? need_len_cfg : 16'd64;
 wire [7:0] cfg_errors =
     ((cfg_proto == 2'd3 || (cfg_icmp && cfg_proto == PROTO_RAW)) ? ERR_PROTO : 8'h00) |
     (win_error ? ERR_WINDOW : 8'h00) |
+    (tx_taken ? ERR_REFLECT : 8'h00) |
     ((cfg_size < min_size_cfg || cfg_size > MAX_SIZE) ? ERR_SIZE : 8'h00) |
     (cfg_ifg < MIN_GAP ? ERR_IFG : 8'h00) |
     ((cfg_burst_len != 0 && cfg_burst_gap < MIN_GAP) ? ERR_BURST_GAP : 8'h00) |

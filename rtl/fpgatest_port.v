@@ -22,12 +22,18 @@
  * is ready (valid/ready, no assumed spacing); a record that finds the FIFO full is lost and counted
  * (record_dropped), a marker is delayed until it fits, never lost. Markers travel in order with the
  * records, so a snapshot holds exactly what happened in the tester clock before its edge. Bounds:
- * the wire gives at most three records per 84 tester clocks (the SFD of a frame sent, the end of a
- * frame received, its result), the engines take one per two engine clocks when nothing is busy, a
+ * the wire gives at most four records per 84 tester clocks (the SFD of a frame sent, the end of a
+ * frame received, its result, the reflector's drop of it), the engines take one per two engine clocks when nothing is busy, a
  * result in 5 engine clocks, and wait at most one counter round (N + 3 clocks) and one result for a
  * marker.
  * Port signals marked "engine clock" belong to eng_clk; all others to clk. Pulses marked "marker"
  * travel to the engines as markers in the record stream. Numbering of the counters:
+ *
+ * A port with both directions has a reflector (REFLECT_LOG2 > 0: fpgatest_reflector, a ring of
+ * 2^REFLECT_LOG2 bytes): while cfg_reflect is set it sends frames addressed to cfg_src_mac back out
+ * of the port, addresses swapped, echo requests answered, so the port is the far end of another
+ * port's (or another tester's) single-ended measurement. The generator then refuses to start
+ * (ERR_REFLECT); reflected frames count as frames sent.
  *
  * counter  name               meaning
  *    0  tx_frames          frames sent
@@ -53,10 +59,12 @@
  *   20  seq_event_dropped  loss events lost to a full event FIFO
  *   21  rx_fifo_overflow   frames damaged by a full RX clock-crossing FIFO
  *   22  record_dropped     per-frame records lost to a full record FIFO (their events are missing)
+ *   23  reflect_dropped    frames the reflector was to send back that found its ring or queue full
  */
 module fpgatest_port #(
     parameter WITH_TX = 1,   // 0: no generator (its outputs read 0)
-    parameter WITH_RX = 1    // 0: no receive side (checker, statistics, tracker read 0)
+    parameter WITH_RX = 1,   // 0: no receive side (checker, statistics, tracker read 0)
+    parameter REFLECT_LOG2 = 0  // > 0 (with both directions): a reflector with a ring of 2^REFLECT_LOG2 bytes
 ) (
     // clocks and time
     input  wire           clk,
@@ -114,6 +122,7 @@ module fpgatest_port #(
     input  wire [15:0]    cfg_win_size,           // fixed window / Reno's first window, frames
     input  wire [15:0]    cfg_win_max,            // Reno's largest window and first ssthresh, frames
     input  wire [31:0]    cfg_win_timeout,        // ticks without a reply before every frame in flight counts as lost (0 = never)
+    input  wire           cfg_reflect,            // send frames addressed to cfg_src_mac back (the port's reflector; the generator refuses to start)
 
     // checker configuration
     input  wire [15:0]    cfg_rx_stream_id,       // stream id counted as the test stream
@@ -197,6 +206,10 @@ wire [15:0] chk_cnt_rx_len;
 wire        chk_cnt_test, chk_cnt_fcs_error, chk_cnt_runt, chk_cnt_giant;
 wire        chk_cnt_foreign, chk_cnt_other_stream, chk_cnt_lat_clamped;
 wire        win_open, win_error;
+wire        refl_busy, refl_cnt_tx_frame, refl_cnt_dropped;
+wire [15:0] refl_cnt_tx_len;
+wire [7:0]  gen_txd, refl_txd;
+wire        gen_tx_en, refl_tx_en;
 
 // the echo window: the generator and the checker of this port (both in clk); a port without both
 // directions has none and refuses a window mode
@@ -266,8 +279,9 @@ if (WITH_TX) begin : tx
         .cfg_count           (cfg_count),
         .win_open            (win_open),
         .win_error           (win_error),
-        .gmii_txd            (gmii_txd),
-        .gmii_tx_en          (gmii_tx_en),
+        .tx_taken            (cfg_reflect || refl_busy),
+        .gmii_txd            (gen_txd),
+        .gmii_tx_en          (gen_tx_en),
         .gmii_tx_er          (gmii_tx_er),
         .stat_busy           (stat_tx_busy),
         .stat_error          (stat_tx_error),
@@ -276,8 +290,8 @@ if (WITH_TX) begin : tx
         .cnt_tx_len          (gen_cnt_tx_len)
     );
 end else begin : no_tx
-    assign gmii_txd = 0;
-    assign gmii_tx_en = 0;
+    assign gen_txd = 0;
+    assign gen_tx_en = 0;
     assign gmii_tx_er = 0;
     assign stat_tx_busy = 0;
     assign stat_tx_error = 0;
@@ -355,6 +369,46 @@ end else begin : no_rx
 end
 endgenerate
 
+// the reflector: the received bytes beside the checker, its frames on the transmitter while the
+// generator is idle (each leaves the wire to the other between frames)
+generate
+if (WITH_TX && WITH_RX && REFLECT_LOG2 > 0) begin : reflect
+
+    fpgatest_reflector #(.BUF_LOG2(REFLECT_LOG2)) reflector_inst (
+        .clk                 (clk),
+        .rst                 (rst),
+        .cfg_enable          (cfg_reflect),
+        .cfg_mac             (cfg_src_mac),
+        .s_valid             (rx_valid),
+        .s_data              (rx_data),
+        .s_first             (rx_first),
+        .s_last              (rx_last),
+        .s_err               (rx_err),
+        .gen_busy            (stat_tx_busy),
+        .gen_tx_en           (gen_tx_en),
+        .gmii_txd            (refl_txd),
+        .gmii_tx_en          (refl_tx_en),
+        .busy                (refl_busy),
+        .cnt_tx_frame        (refl_cnt_tx_frame),
+        .cnt_tx_len          (refl_cnt_tx_len),
+        .cnt_dropped         (refl_cnt_dropped)
+    );
+end else begin : no_reflect
+    assign refl_txd = 0;
+    assign refl_tx_en = 0;
+    assign refl_busy = 0;
+    assign refl_cnt_tx_frame = 0;
+    assign refl_cnt_tx_len = 0;
+    assign refl_cnt_dropped = 0;
+end
+endgenerate
+
+// (each sends 0 while idle)
+assign gmii_txd = gen_txd | refl_txd;
+assign gmii_tx_en = gen_tx_en || refl_tx_en;
+wire        tx_frame = gen_cnt_tx_frame || refl_cnt_tx_frame;
+wire [15:0] tx_len = gen_cnt_tx_frame ? gen_cnt_tx_len : refl_cnt_tx_len;
+
 // =============================================================================================
 // the record FIFO: what happened in one tester clock, in order, to the engine clock
 // =============================================================================================
@@ -369,12 +423,13 @@ endgenerate
 //   rx, rx_len          1 + 16  a frame ended; its size in bytes; its class:
 //   test, fcs_error, runt, giant, foreign, other_stream             1 each
 //   overflow            1       a frame was damaged by a full RX crossing FIFO
+//   reflect_dropped     1       a frame to be reflected found no room
 //   res, lat_clamped    1 + 1   a test frame's result (and its latency was clamped):
 //   seq, latency, rx_tick       48 + 32 + 64
-localparam RW = 2 + 5 + 8 + 17 + 17 + 6 + 1 + 2 + 48 + 32 + 64;
+localparam RW = 2 + 5 + 8 + 17 + 17 + 6 + 1 + 1 + 2 + 48 + 32 + 64;
 // bits of single fields, and the top bit of the lost total
-localparam R_RES = 64 + 32 + 48 + 1, R_OVERFLOW = R_RES + 1, R_RX = RW - 32, R_TX = RW - 15;
-localparam R_SNAPSHOT = RW - 3, R_CLEAR = RW - 4, R_LOST = RW - 8;
+localparam R_RES = 64 + 32 + 48 + 1, R_REFLECT_DROPPED = R_RES + 1, R_OVERFLOW = R_RES + 2;
+localparam R_SNAPSHOT = RW - 3, R_CLEAR = RW - 4, R_LOST = RW - 8, R_TX = R_LOST - 8, R_RX = R_TX - 17;
 
 // The record is formed in one clock (a_*) and written in the next, so the FIFO's write enable is
 // a flip-flop. A record that finds the FIFO full gives back its markers (sent again with the next
@@ -383,7 +438,7 @@ localparam R_SNAPSHOT = RW - 3, R_CLEAR = RW - 4, R_LOST = RW - 8;
 // the record but adds its latency to the statistics five clocks later, so a marker there would split
 // the two. Its markers wait for the next record, one tester clock later (results are a frame apart).
 wire          mark_now = ctl_snapshot_q || ctl_clear_q || ctl_clear_stats_q || ctl_clear_hist_q || ctl_flush_q;
-wire          w_events = gen_cnt_tx_frame || chk_cnt_rx_frame || cdc_cnt_overflow || res_valid;
+wire          w_events = tx_frame || chk_cnt_rx_frame || cdc_cnt_overflow || refl_cnt_dropped || res_valid;
 reg  [1:0]    mark_n_reg;                  // markers given back or held, waiting to be sent ...
 reg  [4:0]    mark_bits_reg;               // ... and which ones
 reg  [7:0]    lost_reg = 8'd0;             // records with events lost so far (modulo 256; never reset,
@@ -397,7 +452,8 @@ reg  [RW-1:0] a_data_reg;
 wire          w_full;
 wire [1:0]    a_marks = a_data_reg[RW-1:RW-2];
 wire [4:0]    a_mark_bits = a_data_reg[RW-3:RW-7];
-wire          a_events = a_data_reg[R_TX] || a_data_reg[R_RX] || a_data_reg[R_RES] || a_data_reg[R_OVERFLOW];
+wire          a_events = a_data_reg[R_TX] || a_data_reg[R_RX] || a_data_reg[R_RES] || a_data_reg[R_OVERFLOW]
+                      || a_data_reg[R_REFLECT_DROPPED];
 wire          a_fail = a_valid_reg && w_full;
 
 wire [1:0]    h_n = res_valid ? m_n : 2'd0;                             // ... held back from this record
@@ -409,10 +465,10 @@ always @(posedge clk) begin
     a_data_reg <= {res_valid ? 2'd0 : m_n,
                    res_valid ? 5'd0 : m_bits,
                    lost_reg,
-                   gen_cnt_tx_frame, gen_cnt_tx_len,
+                   tx_frame, tx_len,
                    chk_cnt_rx_frame, chk_cnt_rx_len,
                    chk_cnt_test, chk_cnt_fcs_error, chk_cnt_runt, chk_cnt_giant, chk_cnt_foreign,
-                   chk_cnt_other_stream, cdc_cnt_overflow,
+                   chk_cnt_other_stream, cdc_cnt_overflow, refl_cnt_dropped,
                    res_valid, chk_cnt_lat_clamped, res_seq, res_latency, res_rx_tick};
     // markers a new record takes along start again from zero; those it holds back stay, and a
     // failed record gives its back
@@ -469,6 +525,7 @@ wire [1:0]  e_marks;
 wire        e_snapshot, e_clear, e_clear_stats, e_clear_hist, e_flush;
 wire [7:0]  e_lost;
 wire        e_tx, e_rx, e_test, e_fcs_error, e_runt, e_giant, e_foreign, e_other_stream, e_overflow;
+wire        e_reflect_dropped;
 wire        e_res, e_lat_clamped;
 wire [15:0] e_tx_len, e_rx_len;
 wire [47:0] e_seq;
@@ -478,7 +535,7 @@ wire [1:0]  e_marks_raw;
 wire [4:0]  e_mark_bits;
 wire        e_tx_raw, e_rx_raw, e_res_raw;
 assign {e_marks_raw, e_mark_bits, e_lost, e_tx_raw, e_tx_len, e_rx_raw, e_rx_len,
-        e_test, e_fcs_error, e_runt, e_giant, e_foreign, e_other_stream, e_overflow,
+        e_test, e_fcs_error, e_runt, e_giant, e_foreign, e_other_stream, e_overflow, e_reflect_dropped,
         e_res_raw, e_lat_clamped, e_seq, e_latency, e_rx_tick} = e_reg;
 assign e_marks = e_valid_reg ? e_marks_raw : 2'd0;
 assign {e_snapshot, e_clear, e_clear_stats, e_clear_hist, e_flush} = e_valid_reg ? e_mark_bits : 5'd0;
@@ -626,23 +683,23 @@ assign stat_counters_busy = cnt_busy || marks_out;
 
 // event counters, numbered as in the table above (bit/slice i = counter i). Records come at most
 // one per two clocks, so one round (N clocks) adds at most 12 amounts below 2^14: 18-bit pending.
-localparam N_COUNTERS = 23;
+localparam N_COUNTERS = 24;
 localparam PW = 18;
 localparam [PW-1:0] ONE = 1;
 
 fpgatest_counters #(
     .N         (N_COUNTERS),
     .PENDING_W (PW),
-    .WIDE_MASK (23'b10000000000000000001010)  // tx_bytes, rx_bytes, record_dropped
+    .WIDE_MASK (24'b010000000000000000001010)  // tx_bytes, rx_bytes, record_dropped
 ) counters_inst (
     .clk          (eng_clk),
     .rst          (eng_rst),
-    .inc_valid    ({e_valid_reg && e_lost_new != 0, e_valid_reg && e_overflow, trk_cnt_event_dropped,
+    .inc_valid    ({e_valid_reg && e_reflect_dropped, e_valid_reg && e_lost_new != 0, e_valid_reg && e_overflow, trk_cnt_event_dropped,
                     trk_cnt_input_dropped, trk_cnt_stale, trk_cnt_duplicate, trk_cnt_late, trk_cnt_received,
                     st_cnt_sample_dropped, st_cnt_hist_above, st_cnt_hist_below, st_cnt_lat,
                     e_res && e_lat_clamped, e_rx && e_other_stream, e_rx && e_foreign, e_rx && e_giant,
                     e_rx && e_runt, e_rx && e_fcs_error, e_rx && e_test, e_rx, e_rx, e_tx, e_tx}),
-    .inc_amount   ({{{(PW-8){1'b0}}, e_lost_new},
+    .inc_amount   ({ONE, {{(PW-8){1'b0}}, e_lost_new},
                     {18{ONE}},
                     {{(PW-16){1'b0}}, e_rx_len}, ONE,
                     {{(PW-16){1'b0}}, e_tx_len}, ONE}),

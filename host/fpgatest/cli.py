@@ -727,7 +727,7 @@ def cmd_echo(args) -> int:
                     interval_s=args.interval if args.interval is not None else defaults["interval_s"],
                     timeout_s=args.timeout_us / 1e6 if args.timeout_us is not None else None,
                     loads_mbps=_load_levels(args.load), load_size=args.load_size, load_random=args.load_random,
-                    load_port=args.load_port,
+                    load_port=args.load_port, reflector=args.reflector,
                     drain_s=drain_s, vlan=vlan, extra=extra)
     plan.check()
     out = _results_dir(args, "echo", "intervals.csv")
@@ -817,6 +817,19 @@ def cmd_calibrate(args) -> int:
     print(f"signal speed {cal['signal_speed_m_per_s']:.4g} m/s = {100 * cal['velocity_factor']:.1f} % of c")
     print(f"written: internal delay {cal['internal_ns']:.2f} ns, port cables "
           + ", ".join(f"{c:.2f} ns" for c in cables_ns) + f"; calibration file {out}")
+    return 0
+
+
+def cmd_reflect(args) -> int:
+    if args.url in TWIN_URLS:
+        raise UserError("reflect: the reflector stays on in a running tester: give --url of a board or of a "
+                        "running twin (make twin); 'fpgatest echo --reflector PORT' uses one within a command")
+    with open_tester(args) as t:
+        t.reflect(args.port, not args.off)
+        mac = int(t.dev.map.constants[f"fpgatest_port{args.port}_mac"])
+        state = "off" if args.off else (f"on: frames to {':'.join(f'{b:02x}' for b in mac.to_bytes(6, 'big'))} "
+                                        f"(up to {t.reflector_bytes(args.port)} bytes) go back out of it")
+        print(f"fpgatest: port {args.port} reflector {state}")
     return 0
 
 
@@ -1049,7 +1062,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help="background load frame size (the paper: 64 and 512)")
     s.add_argument("--load-random", action="store_true",
                    help="twin only, without --load-port: Poisson background load instead of evenly spaced frames")
+    s.add_argument("--reflector", type=bounded(int, 0, 255), default=None,
+                   help="the far end is this port's reflector (the requests go to its MAC; on the twin instead of "
+                        "the echo responder): two ports of one tester, or see 'fpgatest reflect' for another tester")
     s.set_defaults(func=cmd_echo)
+
+    s = sub.add_parser("reflect", parents=[common], formatter_class=fmt_cls,
+                       help="make a port the far end of another tester's measurement: frames addressed to it go back "
+                            "with addresses swapped, echo requests answered (stays on until --off)")
+    s.add_argument("--port", type=bounded(int, 0, 255), default=1, help="the reflecting port")
+    s.add_argument("--off", action="store_true", help="turn the reflector off again")
+    s.set_defaults(func=cmd_reflect)
 
     s = sub.add_parser("calibrate", parents=[common], formatter_class=fmt_cls,
                        help="fit delay = a*L + b over cables of known length and write the calibration")

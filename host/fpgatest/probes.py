@@ -732,6 +732,7 @@ class EchoPlan:
     load_size: int = 64
     load_random: bool = False
     load_port: int | None = None     # the load from this port's generator instead of the twin's cross traffic
+    reflector: int | None = None     # the far end is this port's reflector (instead of the twin's responder)
     drain_s: float = 0.0002
     vlan: int | None = None
     extra: dict = field(default_factory=dict)
@@ -797,6 +798,18 @@ def echo(t: Tester, plan: EchoPlan, port: int, reply_port: int, out: Path, on_le
     On the twin each level sets the model's cross traffic on path ab (background load on the way to the
     responder) and the responder answers; everything the command changed is put back."""
     twin = t.has_echo_model
+    reflector = plan.reflector
+    if reflector is not None:
+        if reflector == port or not 0 <= reflector < t.n_ports:
+            raise SettingError(f"--reflector {reflector}: another port of this tester than --tx-port")
+        if reply_port != port:
+            raise SettingError("a reflector sends the replies back to the sending port: leave --reply-port out")
+        if plan.load_port == reflector:
+            raise SettingError("--load-port: the reflecting port cannot send load as well")
+        if plan.size > t.reflector_bytes(reflector):
+            raise SettingError(f"{plan.size}-byte requests: port {reflector}'s reflector holds frames up to "
+                               f"{t.reflector_bytes(reflector)} bytes" if t.reflector_bytes(reflector) else
+                               f"port {reflector} has no reflector in this build (it needs a port with both directions)")
     if not 0 <= reply_port < t.n_ports:
         raise SettingError(f"--reply-port {reply_port} out of range: this tester has ports 0..{t.n_ports - 1}")
     if not twin and plan.loads_mbps != [0.0] and plan.load_port is None:
@@ -812,14 +825,20 @@ def echo(t: Tester, plan: EchoPlan, port: int, reply_port: int, out: Path, on_le
     saved_echo = t.echo_get() if twin else None
     saved_ab = t.dut_registers("ab") if twin else None
     results = {"method": "single-ended throughput with ICMP echo (seed 004, Treno)", "port": port,
-               "reply_port": reply_port, "size": plan.size, "window": plan.window, "window_max": plan.window_max,
+               "reply_port": reply_port, "far_end": "twin's echo responder" if twin and reflector is None
+               else f"port {reflector}'s reflector" if reflector is not None else "the device under test", "size": plan.size, "window": plan.window, "window_max": plan.window_max,
                "mode": "reno" if plan.reno else "fixed" if plan.window else "none", "levels": []}
     # the replies carry the sending port's stream (port n sends stream n + 1, the register layout's
     # default): the reply port counts it, and takes back its own default (its peer's stream) at the end
     t.dev.write(f"port{reply_port}_cfg_rx_stream_id", port + 1)
+    if reflector is not None:
+        # the requests go to the reflecting port's own MAC, unless the user addressed them
+        plan.extra.setdefault("cfg_dst_mac", int(t.dev.map.constants[f"fpgatest_port{reflector}_mac"]))
     try:
         if twin:
-            t.echo_set(enable=True)
+            t.echo_set(enable=reflector is None)
+        if reflector is not None:
+            t.reflect(reflector, True)
         # one request at a time (a window of 1; a lost one holds the next back only until the timeout,
         # 1 ms unless given), or without a window (replies on another port, or none asked for) spaced
         # by that time
@@ -858,6 +877,8 @@ def echo(t: Tester, plan: EchoPlan, port: int, reply_port: int, out: Path, on_le
                     on_level(level)
     finally:
         t.dev.write(f"port{reply_port}_cfg_rx_stream_id", peer + 1)     # the layout's default: the peer's stream
+        if reflector is not None:
+            t.reflect(reflector, False)
         if twin:
             t.dut_restore(saved_ab)
             t.echo_set(enable=saved_echo["enable"])
@@ -916,6 +937,8 @@ def _echo_level(t: Tester, plan: EchoPlan, port: int, reply_port: int, timeout_t
             "span_ms": span_s * 1000, "replies_in_span": count,
             "rtt": Tester.latency_summary(p_rx), "cwnd": p_tx["win_cwnd"], "window_lost": p_tx["win_lost"],
             "cuts": p_tx["win_cuts"], "timeouts": p_tx["win_timeouts"], "foreign": p_rx["foreign"],
+            "reflector_dropped": None if plan.reflector is None
+            else final["ports"][plan.reflector]["reflect_dropped"],
             "progress": rows}
 
 
@@ -925,7 +948,7 @@ def echo_report(results: dict) -> str:
             "fixed": f"fixed window of {results['window']} frames", "none": "no window"}[results["mode"]]
     timeout = f"; window timeout {results['timeout_us']:.1f} us" if results["mode"] != "none" else ""
     lines = [f"# Single-ended throughput with ICMP echo, port {results['port']} (replies on port {results['reply_port']})",
-             "", f"- {results['size']}-byte echo requests, {mode}{timeout}",
+             "", f"- {results['size']}-byte echo requests, {mode}{timeout}; far end: {results.get('far_end', 'the device under test')}",
              f"- idle RTT ({idle['replies']} of {idle['pings']} pings answered): min {idle['rtt_min_ns']:.0f} ns, "
              f"mean {idle['rtt_mean_ns']:.1f} ns, max {idle['rtt_max_ns']:.0f} ns (stamps: 8 ns)",
              "- throughput: reply frames' bits per second between the first and the last progress snapshot "

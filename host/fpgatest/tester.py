@@ -21,7 +21,8 @@ PPM_LIMIT = 1000   # the switch model's clock offset, both signs (its pace regis
 GEN_ERRORS = {"err_size": "frame size out of range for this protocol", "err_ifg": "IFG below 12 bytes",
               "err_burst_gap": "burst gap below 12 bytes", "err_frac": "fractional gap numerator >= denominator",
               "err_proto": "unknown protocol (or ICMP without IP)",
-              "err_window": "window settings (mode, a window of 0, Reno's largest below its first) or no receiver on the port"}
+              "err_window": "window settings (mode, a window of 0, Reno's largest below its first) or no receiver on the port",
+              "err_reflect": "the port is reflecting (its reflector has the transmitter)"}
 SEQ_WINDOW = 1024          # the tracker's window (sequence numbers)
 
 # what the host assumes of the gateware, by csr.json constant (read from the cores' parameters)
@@ -201,6 +202,27 @@ class Tester:
         peer = (port + 1) % self.n_ports
         for name, value in {**port_addresses(port, peer, stream.proto, self.dev.map.constants), **stream.registers()}.items():
             if written.get(name) != value:   # configuration words are write-only: this copy is what they hold
+                self.dev.write(f"port{port}_{name}", value)
+                written[name] = value
+
+    def reflector_bytes(self, port: int) -> int:
+        """The ring of the port's reflector in bytes (0: the port has none in this build)."""
+        return int(self.dev.map.constants.get(f"fpgatest_port{port}_reflect_bytes", 0))
+
+    def reflect(self, port: int, on: bool) -> None:
+        """Turn the port's reflector on or off: while on, frames addressed to the port's own MAC (its
+        default, FPGATEST_PORTn_MAC) go back out of it with addresses swapped and echo requests
+        answered (fpgatest_reflector), and its generator refuses to start."""
+        if not 0 <= port < self.n_ports:
+            raise SettingError(f"no port {port} (this tester has {self.n_ports})")
+        if not self.reflector_bytes(port):
+            raise SettingError(f"port {port} has no reflector in this build (it needs a port with both directions)")
+        if on and self.busy(port):
+            raise SettingError(f"port {port} is sending: stop its run before it reflects")
+        written = self._configured.setdefault(port, {})
+        mac = int(self.dev.map.constants[f"fpgatest_port{port}_mac"])
+        for name, value in (("cfg_src_mac", mac), ("cfg_reflect", int(on))):
+            if written.get(name) != value:
                 self.dev.write(f"port{port}_{name}", value)
                 written[name] = value
 

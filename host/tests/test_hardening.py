@@ -336,7 +336,7 @@ def test_host_and_gateware_share_one_contract():
 
     constants = {k.lower(): v for k, v in contract_constants().items()}
     bits = check_contract(constants)
-    assert sorted(bits) == [1, 2, 4, 8, 16, 32] and set(bits.values()) == set(GEN_ERRORS.values())
+    assert sorted(bits) == [1, 2, 4, 8, 16, 32, 64] and set(bits.values()) == set(GEN_ERRORS.values())
     with pytest.raises(MapError, match=r"fpgatest_max_frame = 9000 \(host: 16383\)"):
         check_contract({**constants, "fpgatest_max_frame": 9000})
     with pytest.raises(MapError, match="no err_frac"):

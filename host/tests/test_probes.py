@@ -11,7 +11,7 @@ from fpgatest.cli import main
 from fpgatest.driver import Device
 from fpgatest.probes import per_hop, tcp_throughput
 from fpgatest.measure import frames_lost, send_and_drain
-from fpgatest.tester import Stream, Tester
+from fpgatest.tester import SettingError, Stream, Tester
 
 TICK_NS = 8.0
 HOP2_PER_BYTE_NS = 80 / 3          # a 300 Mb/s store-and-forward link: 26.67 ns per byte
@@ -264,6 +264,45 @@ def test_echo_rtt_is_the_models_delay_and_a_fixed_window_sets_the_rate(twin_link
     url, csr = twin_link
     with Device(url, csr) as dev:
         assert Tester(dev).echo_get()["enable"] is False
+
+
+def test_echo_to_a_reflector_is_the_paths_and_its_turnaround(twin_link, tmp_path):
+    """Port 1's reflector as the far end (fpgatest_reflector, gateware): every idle RTT is the model's
+    two paths plus the reflector's store and forward (L + 18 ticks from request SFD in to reply SFD
+    out, as sim/reflector measures on the pins), to the tick; a fixed window of 2 carries W frames per round trip; every request answered,
+    nothing dropped; afterwards the reflector is off (port 1 sends again) and 'reflect' needs a
+    running tester."""
+    set_echo_model(twin_link)
+    out = tmp_path / "reflector"
+    assert cli(twin_link, "echo", "--reflector", "1", "--window", "2", "--size", str(ECHO_SIZE),
+               "--out", str(out)) == 0
+    res = json.loads((out / "results.json").read_text())
+    hop = 125 + ECHO_SIZE                                  # ticks: latency + 1 tick per byte, each way
+    rtt_ns = (2 * hop + ECHO_SIZE + 18) * TICK_NS
+    assert res["far_end"] == "port 1's reflector"
+    assert res["idle"]["rtt_min_ns"] == res["idle"]["rtt_max_ns"] == rtt_ns
+    level = res["levels"][0]
+    assert level["rtt"]["min"] == level["rtt"]["max"] == rtt_ns
+    window_bound = 2 * ECHO_SIZE * 8 / (rtt_ns + (ECHO_SIZE + 29) * TICK_NS) * 1000
+    assert abs(level["throughput_mbps"] - window_bound) <= level["throughput_resolution_mbps"]
+    assert level["lost"] == level["model_drops"] == level["reflector_dropped"] == 0
+    assert level["replies"] == level["sent"] > 0 and level["foreign"] == 0
+    assert "port 1's reflector" in (out / "report.md").read_text()
+    url, csr = twin_link
+    with Device(url, csr) as dev:
+        t = Tester(dev)
+        assert t.echo_get()["enable"] is False
+        snap = send_and_drain(t, [(1, 0)], [Stream(proto="ipv4", size=64, count=10)], 0.0002, 60)
+        assert snap["ports"][0]["test_frames"] == 10
+    # on and off over a running twin's URL; the generator refuses to start while it reflects
+    assert cli(twin_link, "reflect", "--port", "1") == 0
+    with Device(url, csr) as dev:
+        t = Tester(dev)
+        t.configure(1, Stream(proto="ipv4", size=64, count=10))
+        with pytest.raises(SettingError, match="reflecting"):
+            t.start(1)
+    assert cli(twin_link, "reflect", "--port", "1", "--off") == 0
+    assert main(["reflect", "--port", "1"]) == 2
 
 
 def test_echo_reno_and_load_losses_are_the_models_drops(twin_link, tmp_path):
