@@ -824,10 +824,12 @@ def echo(t: Tester, plan: EchoPlan, port: int, reply_port: int, out: Path, on_le
     peer = (reply_port + 1) % t.n_ports
     saved_echo = t.echo_get() if twin else None
     saved_ab = t.dut_registers("ab") if twin else None
+    far_end = (f"port {reflector}'s reflector" if reflector is not None
+               else "twin's echo responder" if twin else "the device under test")
     results = {"method": "single-ended throughput with ICMP echo (seed 004, Treno)", "port": port,
-               "reply_port": reply_port, "far_end": "twin's echo responder" if twin and reflector is None
-               else f"port {reflector}'s reflector" if reflector is not None else "the device under test", "size": plan.size, "window": plan.window, "window_max": plan.window_max,
-               "mode": "reno" if plan.reno else "fixed" if plan.window else "none", "levels": []}
+               "reply_port": reply_port, "far_end": far_end, "size": plan.size, "window": plan.window,
+               "window_max": plan.window_max, "mode": "reno" if plan.reno else "fixed" if plan.window else "none",
+               "levels": []}
     # the replies carry the sending port's stream (port n sends stream n + 1, the register layout's
     # default): the reply port counts it, and takes back its own default (its peer's stream) at the end
     t.dev.write(f"port{reply_port}_cfg_rx_stream_id", port + 1)
