@@ -806,10 +806,11 @@ def echo(t: Tester, plan: EchoPlan, port: int, reply_port: int, out: Path, on_le
             raise SettingError("a reflector sends the replies back to the sending port: leave --reply-port out")
         if plan.load_port == reflector:
             raise SettingError("--load-port: the reflecting port cannot send load as well")
-        if plan.size > t.reflector_bytes(reflector):
-            raise SettingError(f"{plan.size}-byte requests: port {reflector}'s reflector holds frames up to "
-                               f"{t.reflector_bytes(reflector)} bytes" if t.reflector_bytes(reflector) else
-                               f"port {reflector} has no reflector in this build (it needs a port with both directions)")
+        ring = t.reflector_bytes(reflector)
+        if not ring:
+            raise SettingError(f"port {reflector} has no reflector in this build (it needs a port with both directions)")
+        if plan.size > ring:
+            raise SettingError(f"{plan.size}-byte requests: port {reflector}'s reflector holds frames up to {ring} bytes")
     if not 0 <= reply_port < t.n_ports:
         raise SettingError(f"--reply-port {reply_port} out of range: this tester has ports 0..{t.n_ports - 1}")
     if not twin and plan.loads_mbps != [0.0] and plan.load_port is None:

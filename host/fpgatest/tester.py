@@ -196,12 +196,18 @@ class Tester:
             raise SettingError(f"no port {port} (this tester has {self.n_ports})")
         if not self.has(port, "tx"):
             raise SettingError(f"port {port} has no generator in this build")
-        written = self._configured.setdefault(port, {})
         # every stream states its addresses: none inherits those of the command before it (an IPv6 run
         # leaves 128-bit addresses whose low 32 bits an IPv4 stream would send)
         peer = (port + 1) % self.n_ports
-        for name, value in {**port_addresses(port, peer, stream.proto, self.dev.map.constants), **stream.registers()}.items():
-            if written.get(name) != value:   # configuration words are write-only: this copy is what they hold
+        self._write_words(port, {**port_addresses(port, peer, stream.proto, self.dev.map.constants),
+                                 **stream.registers()})
+
+    def _write_words(self, port: int, regs: dict[str, int]) -> None:
+        """Write the port's configuration words that differ from what this tester last wrote there
+        (they are write-only: this copy is what they hold)."""
+        written = self._configured.setdefault(port, {})
+        for name, value in regs.items():
+            if written.get(name) != value:
                 self.dev.write(f"port{port}_{name}", value)
                 written[name] = value
 
@@ -219,12 +225,8 @@ class Tester:
             raise SettingError(f"port {port} has no reflector in this build (it needs a port with both directions)")
         if on and self.busy(port):
             raise SettingError(f"port {port} is sending: stop its run before it reflects")
-        written = self._configured.setdefault(port, {})
         mac = int(self.dev.map.constants[f"fpgatest_port{port}_mac"])
-        for name, value in (("cfg_src_mac", mac), ("cfg_reflect", int(on))):
-            if written.get(name) != value:
-                self.dev.write(f"port{port}_{name}", value)
-                written[name] = value
+        self._write_words(port, {"cfg_src_mac": mac, "cfg_reflect": int(on)})
 
     def start(self, *ports: int) -> None:
         """Start the generators of `ports`, one write after the other with nothing read in between
