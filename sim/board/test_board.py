@@ -3,7 +3,7 @@
 whose receive clocks are off the crystal, the PHYs' MDIO, and the host driver over UARTBone.
 
 The Verilog is the board build's own (boards.colorlight_5a_75b, the Verilog the bitstream is made
-from) with one constant changed: the UART runs at 3.125 Mb/s instead of 115200 b/s, since at 115200
+from) with one constant changed: the UART runs at 12.5 Mb/s instead of 115200 b/s, since at 115200
 b/s one register access takes a millisecond of simulated time. The primitives (DELAYG, IDDRX1F,
 ODDRX1F, FD1S3BX, TRELLIS_IO, EHXPLLL, DP16KD) are sim/board/ecp5_cells.v. The crystal is exact and
 the PLL's outputs follow from its parameters; each PHY's RX clock (recovered from the link partner)
@@ -32,11 +32,11 @@ from common.frames import SIG_LEN, parse_signature
 from common.runner import SIM_BUILD, run_sources, worker_suffix
 from phy import MdioPhys, RgmiiIdTx, phy_registers
 
-SIM_BAUD = 3_125_000                     # 16 clocks of the 50 MHz sys clock per bit
+SIM_BAUD = 12_500_000                    # 4 clocks of the 50 MHz sys clock per bit
 CRYSTAL_PS = 40_000                      # 25 MHz
 PHY_RX_PS = (7_999, 8_001)               # +125 ppm, -125 ppm against 8 ns (1 ps resolution)
 TICK_PS = 8_000
-HOST_STEP_LIMIT_NS = 200_000_000         # 200 ms of simulated time per host step (the link reads take 28 ms)
+HOST_STEP_LIMIT_NS = 200_000_000         # 200 ms of simulated time per host step (the link reads take 7 ms)
 SIG_OFFSET_IPV4 = 14 + 20 + 8            # Ethernet + IPv4 + UDP headers before the signature
 ROOT = Path(__file__).resolve().parents[2]
 
