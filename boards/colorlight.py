@@ -16,7 +16,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from migen import ClockDomain, ClockDomainsRenamer, ClockSignal, ResetSignal, Signal
+from migen import ClockDomain, ClockDomainsRenamer, ClockSignal, Instance, ResetSignal, Signal
+from migen.genlib.resetsync import AsyncResetSynchronizer
 from migen.fhdl.specials import Tristate
 
 from litex.build.generic_platform import IOStandard, Misc, Subsignal
@@ -74,17 +75,25 @@ class SharedPhyPins:
 
 
 class _CRG(LiteXModule):
-    """25 MHz crystal -> PLL -> 125 MHz tester clock (time base, TX clock) and a slower SoC clock."""
+    """25 MHz crystal -> PLL -> 125 MHz tester clock (time base, TX clock) and a slower SoC clock.
+
+    Each domain is held in reset until the PLL locks. The tester domain's reset reaches about 1,900
+    flip-flops across the die; on general routing that one net made nextpnr's router several times
+    slower (docs/board.md), so it leaves its synchroniser through a DCCA onto a global network, as
+    the clocks do. The path stays timed: nextpnr takes the DCCA as a combinational arc."""
 
     def __init__(self, platform, sys_clk_freq):
         self.rst = Signal()
         self.cd_sys = ClockDomain()
         self.cd_tester = ClockDomain()
+        self.cd_tester_por = ClockDomain()      # the tester clock; its reset is the synchroniser's output
         self.pll = pll = ECP5PLL()
         self.comb += pll.reset.eq(self.rst)
         pll.register_clkin(platform.request("clk25"), 25e6)
-        # create_clkout also holds each domain in reset until the PLL locks
-        pll.create_clkout(self.cd_tester, TESTER_CLK_FREQ)
+        pll.create_clkout(self.cd_tester, TESTER_CLK_FREQ, with_reset=False)
+        self.comb += self.cd_tester_por.clk.eq(self.cd_tester.clk)
+        self.specials += AsyncResetSynchronizer(self.cd_tester_por, ~pll.locked)
+        self.specials += Instance("DCCA", i_CLKI=self.cd_tester_por.rst, i_CE=1, o_CLKO=self.cd_tester.rst)
         pll.create_clkout(self.cd_sys, sys_clk_freq)
 
 

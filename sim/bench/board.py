@@ -7,6 +7,7 @@ import argparse
 import hashlib
 import importlib
 import json
+import re
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -32,11 +33,21 @@ def build(board: str, seed: int, out: Path) -> dict:
     bit = build_dir / "gateware" / f"{board}.bit"
     # the build is reproducible: the same sources and seed give this hash in any clone, at any path
     report["bit_sha256"] = hashlib.sha256(bit.read_bytes()).hexdigest() if bit.exists() else None
+    report["pnr_seconds"] = pnr_seconds(log)
     for clock in report["clocks"].values():
         clock["slack_percent"] = round(100 * (clock["fmax_mhz"] / clock["target_mhz"] - 1), 2)
         # judged on the figures nextpnr printed, not on the rounded slack (137.44 MHz is +9.95 %, short of 10 %)
         clock["margin_met"] = clock["fmax_mhz"] >= clock["target_mhz"] * (1 + MARGIN)
     return {"seed": seed, "exit": done.returncode, **report}
+
+
+def pnr_seconds(log: Path) -> dict:
+    """nextpnr's own times (s): HeAP and SA placement, routing (a congested netlist shows in the last)."""
+    text = log.read_text(errors="replace")
+    found = {"place_heap": re.findall(r"HeAP Placer Time: ([0-9.]+)s", text),
+             "place_sa": re.findall(r"Info: SA placement time ([0-9.]+)s", text),
+             "route": re.findall(r"Router1 time ([0-9.]+)s", text)}
+    return {name: float(values[-1]) for name, values in found.items() if values}
 
 
 def ratio(clock: dict) -> float:
@@ -70,7 +81,7 @@ def main() -> int:
                           if k in ("TRELLIS_COMB", "TRELLIS_FF", "DP16KD", "MULT18X18D"))
         print(f"seed {run['seed']}: " + "; ".join(f"{n.replace('$glbnet$', '')} {c['fmax_mhz']:.1f} MHz "
                                                    f"({c['slack_percent']:+.2f} %)" for n, c in run["clocks"].items())
-              + f" | {cells}")
+              + f" | {cells} | nextpnr " + ", ".join(f"{k} {v:.0f} s" for k, v in run["pnr_seconds"].items()))
     print(f"every clock >= {100 * MARGIN:.0f} % slack on every seed: {'yes' if margin_met else 'NO'}")
     seed1 = next(r for r in runs if r["seed"] == 1)
     if args.board == DEFAULT_BOARD:

@@ -80,6 +80,15 @@ always @(posedge CK or posedge PD)
         Q <= D;
 endmodule
 
+// Global buffer (sysCLOCK guide): the output follows the input while CE is high, low while it is low.
+module DCCA (
+    input  wire CLKI,
+    input  wire CE,
+    output wire CLKO
+);
+assign CLKO = CLKI & CE;
+endmodule
+
 // Bidirectional pad. The generated top declares the pad as an input, so the pad's far side (a PHY
 // model) reads I and T here and drives B when T releases it; the fabric reads its own value while
 // it drives.
