@@ -806,9 +806,7 @@ def echo(t: Tester, plan: EchoPlan, port: int, reply_port: int, out: Path, on_le
             raise SettingError("a reflector sends the replies back to the sending port: leave --reply-port out")
         if plan.load_port == reflector:
             raise SettingError("--load-port: the reflecting port cannot send load as well")
-        ring = t.reflector_bytes(reflector)
-        if not ring:
-            raise SettingError(f"port {reflector} has no reflector in this build (it needs a port with both directions)")
+        ring = t.require_reflector(reflector)
         if plan.size > ring:
             raise SettingError(f"{plan.size}-byte requests: port {reflector}'s reflector holds frames up to {ring} bytes")
     if not 0 <= reply_port < t.n_ports:

@@ -215,14 +215,20 @@ class Tester:
         """The ring of the port's reflector in bytes (0: the port has none in this build)."""
         return int(self.dev.map.constants.get(f"fpgatest_port{port}_reflect_bytes", 0))
 
+    def require_reflector(self, port: int) -> int:
+        """The ring of the port's reflector in bytes; SettingError when the build gives the port none."""
+        ring = self.reflector_bytes(port)
+        if not ring:
+            raise SettingError(f"port {port} has no reflector in this build (it needs a port with both directions)")
+        return ring
+
     def reflect(self, port: int, on: bool) -> None:
         """Turn the port's reflector on or off: while on, frames addressed to the port's own MAC (its
         default, FPGATEST_PORTn_MAC) go back out of it with addresses swapped and echo requests
         answered (fpgatest_reflector), and its generator refuses to start."""
         if not 0 <= port < self.n_ports:
             raise SettingError(f"no port {port} (this tester has {self.n_ports})")
-        if not self.reflector_bytes(port):
-            raise SettingError(f"port {port} has no reflector in this build (it needs a port with both directions)")
+        self.require_reflector(port)
         if on and self.busy(port):
             raise SettingError(f"port {port} is sending: stop its run before it reflects")
         mac = int(self.dev.map.constants[f"fpgatest_port{port}_mac"])
