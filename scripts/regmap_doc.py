@@ -12,6 +12,22 @@ sys.path.insert(0, str(ROOT))
 from litex_soc.verilog_ports import counter_names, module_ports  # noqa: E402
 
 
+def port_descriptions(path: Path) -> dict[str, str]:
+    """Each port's comment, with the comment-only lines that continue it below its declaration."""
+    names = {p.name for p in module_ports(path)}
+    out, current = {}, None
+    for line in path.read_text().splitlines():
+        words = line.split("//")[0].replace(",", " ").split()
+        if words and words[-1] in names and words[0] in ("input", "output"):
+            current = words[-1]
+            out[current] = line.split("//", 1)[1].strip() if "//" in line else ""
+        elif current and line.strip().startswith("//"):
+            out[current] += " " + line.strip()[2:].strip()
+        else:
+            current = None
+    return out
+
+
 def render(csr_path: Path) -> str:
     data = json.loads(csr_path.read_text())
     regs = data["csr_registers"]
@@ -57,7 +73,7 @@ def render(csr_path: Path) -> str:
                 "fpgatest_seq_window", "fpgatest_event_depth", "fpgatest_sample_depth", "fpgatest_interval_period_min",
                 "fpgatest_interval_words", "fpgatest_interval_slot", "fpgatest_interval_depth")
     for name, value in consts.items():
-        if name in contract or name.startswith("fpgatest_gen_err_"):
+        if name in contract or name.startswith(("fpgatest_gen_err_", "fpgatest_reflect_")):
             out.append(f"| `{name}` | {value} |")
     out.append("| `fpgatest_port<N>_mac`, `fpgatest_port<N>_ipv4` | each port's power-up source addresses, "
                "which streams send unless told otherwise |")
@@ -92,10 +108,11 @@ def render(csr_path: Path) -> str:
             "The ECP5-25F has no room for read multiplexers over values the host wrote itself, so the",
             "configuration is written word by word: `cfg_addr` = first word + i, then `cfg_data`.", "",
             "| field | first word | words | meaning |", "|---|---:|---:|---|"]
-    for name, p in ports.items():
+    described = port_descriptions(ROOT / "rtl" / "fpgatest_port.v")
+    for name in ports:
         key = f"fpgatest_{name}_word"
         if key in consts:
-            out.append(f"| `{name}` | {consts[key]} | {consts[f'fpgatest_{name}_words']} | {p.description} |")
+            out.append(f"| `{name}` | {consts[key]} | {consts[f'fpgatest_{name}_words']} | {described[name]} |")
     out += ["", "### Event counters (bus window `portN_counters`, 64 bit each, latched by snapshot)", "",
             "Counter i is at window word 2i (high) and 2i+1 (low). Window base: "
             + ", ".join(f"`{k}` = {v['base']:#x}" for k, v in data["memories"].items() if k.endswith("_counters")),
