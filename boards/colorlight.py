@@ -77,7 +77,7 @@ class SharedPhyPins:
 class _CRG(LiteXModule):
     """25 MHz crystal -> PLL -> 125 MHz tester clock (time base, TX clock) and a slower SoC clock.
 
-    Each domain is held in reset until the PLL locks. The tester domain's reset reaches about 1,900
+    Each domain is held in reset until the PLL locks. The tester domain's reset reaches about 350
     flip-flops across the die; on general routing that one net made nextpnr's router several times
     slower (docs/board.md), so it leaves its synchroniser through a DCCA onto a global network, as
     the clocks do. The path stays timed: nextpnr takes the DCCA as a combinational arc."""

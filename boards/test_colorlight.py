@@ -65,4 +65,10 @@ def test_generated_board_clocks_and_pins(board, revision, tmp_path):
         ([(1, 1), (1, 1)] if both else [(1, 0), (0, 1)])
     assert "fpgatest_interval_depth" not in constants and not target.BaseSoC.INTERVALS
     assert constants["fpgatest_build_id"] == target.BaseSoC.build_id(revision)
+    # the build id reaches the netlist as fpgatest_const's parameter alone (flip-flop settings, not
+    # logic), so a source change that leaves the board's logic alone leaves its placement and timing
+    const = re.search(r"^fpgatest_const #\((.*?)\) fpgatest_const \(", verilog, re.M | re.S)
+    build_id = constants["fpgatest_build_id"]
+    assert const and re.search(rf"\.VALUE \(\d+'d{build_id}\)", const.group(1)), "build id not in fpgatest_const"
+    assert verilog.count(f"'d{build_id}") == 1, "the build id is used as logic too"
     assert [constants[f"fpgatest_port{p}_phy_addr"] for p in (0, 1)] == list(target.PHY_ADDR)

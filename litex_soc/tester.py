@@ -225,6 +225,11 @@ class Tester(LiteXModule):
 
         # # #
 
+        # the identity from flip-flop settings, not logic: on the board the netlist, and with it the
+        # placement and timing, is then the same whatever the identity (rtl/ecp5/fpgatest_const.v)
+        self.specials += Instance("fpgatest_const", p_WIDTH=32, p_VALUE=build_id,
+            i_clk=ClockSignal("sys"), o_q=self.build_id.status)
+
         # one synchronizer for the register, fanned out in the tester domain: every port sees each
         # field at the same tester edge; "marker_sent" (sys) tells the ports that markers are coming
         self.time_tick = Signal(64)
@@ -263,6 +268,9 @@ def contract_constants() -> dict[str, int]:
            "FPGATEST_SEQ_WINDOW": 1 << tracker["WINDOW_LOG2"], "FPGATEST_EVENT_DEPTH": 1 << tracker["EVENT_DEPTH_LOG2"],
            "FPGATEST_SAMPLE_DEPTH": 1 << stats["SAMPLE_DEPTH_LOG2"]}
     out.update({f"FPGATEST_GEN_{name}": value for name, value in gen.items() if name.startswith("ERR_")})
+    port = module_values(RTL / "fpgatest_port.v")
+    out.update({f"FPGATEST_{name[:-4]}": 1 << value for name, value in port.items()
+                if name.startswith("REFLECT_") and name.endswith("_BIT")})
     return out
 
 

@@ -30,10 +30,16 @@
  * travel to the engines as markers in the record stream. Numbering of the counters:
  *
  * A port with both directions has a reflector (REFLECT_LOG2 > 0: fpgatest_reflector, a ring of
- * 2^REFLECT_LOG2 bytes): while cfg_reflect is set it sends frames addressed to cfg_src_mac back out
- * of the port, addresses swapped, echo requests answered, so the port is the far end of another
- * port's (or another tester's) single-ended measurement. The generator then refuses to start
- * (ERR_REFLECT); reflected frames count as frames sent.
+ * 2^REFLECT_LOG2 bytes). cfg_reflect bits:
+ *   REFLECT_ON   frames addressed to cfg_src_mac go back out of the port, addresses swapped, echo
+ *                requests answered, so the port is the far end of another port's (or another
+ *                tester's) single-ended measurement; the generator refuses to start (ERR_REFLECT);
+ *   REFLECT_ARP  ARP requests for cfg_src_ip[31:0] are answered;
+ *   REFLECT_ND   IPv6 neighbour solicitations for cfg_src_ip are answered;
+ * so that a router or host in front of the port finds it as a neighbour of its own. With ARP or ND
+ * alone the generator runs; an answer waits for the end of its run, and a start while an answer is
+ * held is refused (ERR_REFLECT). Reflected frames and answers count as frames sent. A port without
+ * a reflector keeps REFLECT_ON's refusal only.
  *
  * counter  name               meaning
  *    0  tx_frames          frames sent
@@ -122,7 +128,7 @@ module fpgatest_port #(
     input  wire [15:0]    cfg_win_size,           // fixed window / Reno's first window, frames
     input  wire [15:0]    cfg_win_max,            // Reno's largest window and first ssthresh, frames
     input  wire [31:0]    cfg_win_timeout,        // ticks without a reply before every frame in flight counts as lost (0 = never)
-    input  wire           cfg_reflect,            // send frames addressed to cfg_src_mac back (the port's reflector; the generator refuses to start)
+    input  wire [2:0]     cfg_reflect,            // the reflector's bits: REFLECT_ON (frames to cfg_src_mac sent back; the generator refuses to start), REFLECT_ARP, REFLECT_ND (answered for cfg_src_ip)
 
     // checker configuration
     input  wire [15:0]    cfg_rx_stream_id,       // stream id counted as the test stream
@@ -187,6 +193,9 @@ always @(posedge clk) begin
     {ctl_start_q, ctl_stop_q, ctl_snapshot_q, ctl_clear_q, ctl_clear_stats_q, ctl_clear_hist_q, ctl_flush_q} <=
         {ctl_start, ctl_stop, ctl_snapshot, ctl_clear, ctl_clear_stats, ctl_clear_hist, ctl_flush};
 end
+
+// cfg_reflect's bits (the host reads them as FPGATEST_REFLECT_ON/ARP/ND masks from csr.json)
+localparam REFLECT_ON_BIT = 0, REFLECT_ARP_BIT = 1, REFLECT_ND_BIT = 2;
 
 // =============================================================================================
 // tester clock: generator, RX clock crossing, checker
@@ -279,7 +288,7 @@ if (WITH_TX) begin : tx
         .cfg_count           (cfg_count),
         .win_open            (win_open),
         .win_error           (win_error),
-        .tx_taken            (cfg_reflect || refl_busy),
+        .tx_taken            (cfg_reflect[REFLECT_ON_BIT] || refl_busy),
         .gmii_txd            (gen_txd),
         .gmii_tx_en          (gen_tx_en),
         .gmii_tx_er          (gmii_tx_er),
@@ -377,8 +386,11 @@ if (WITH_TX && WITH_RX && REFLECT_LOG2 > 0) begin : reflect
     fpgatest_reflector #(.BUF_LOG2(REFLECT_LOG2)) reflector_inst (
         .clk                 (clk),
         .rst                 (rst),
-        .cfg_enable          (cfg_reflect),
+        .cfg_on              (cfg_reflect[REFLECT_ON_BIT]),
+        .cfg_arp             (cfg_reflect[REFLECT_ARP_BIT]),
+        .cfg_nd              (cfg_reflect[REFLECT_ND_BIT]),
         .cfg_mac             (cfg_src_mac),
+        .cfg_ip              (cfg_src_ip),
         .s_valid             (rx_valid),
         .s_data              (rx_data),
         .s_first             (rx_first),

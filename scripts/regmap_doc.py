@@ -73,7 +73,7 @@ def render(csr_path: Path) -> str:
                 "fpgatest_seq_window", "fpgatest_event_depth", "fpgatest_sample_depth", "fpgatest_interval_period_min",
                 "fpgatest_interval_words", "fpgatest_interval_slot", "fpgatest_interval_depth")
     for name, value in consts.items():
-        if name in contract or name.startswith("fpgatest_gen_err_"):
+        if name in contract or name.startswith(("fpgatest_gen_err_", "fpgatest_reflect_")):
             out.append(f"| `{name}` | {value} |")
     out.append("| `fpgatest_port<N>_mac`, `fpgatest_port<N>_ipv4` | each port's power-up source addresses, "
                "which streams send unless told otherwise |")

@@ -824,11 +824,24 @@ def cmd_reflect(args) -> int:
     if args.url in TWIN_URLS:
         raise UserError("reflect: the reflector stays on in a running tester: give --url of a board or of a "
                         "running twin (make twin); 'fpgatest echo --reflector PORT' uses one within a command")
+    ip4 = [a for a in args.ip if a.version == 4]
+    ip6 = [a for a in args.ip if a.version == 6]
+    if len(ip4) > 1 or len(ip6) > 1:
+        raise UserError("reflect: --ip takes the port's one IPv4 and one IPv6 address at most")
+    if args.off and (args.ip or args.neighbours_only):
+        raise UserError("reflect --off: no --ip or --neighbours-only with it")
+    if args.neighbours_only and not args.ip:
+        raise UserError("reflect --neighbours-only: give the port's address with --ip")
+    ip4, ip6 = (ip4 or [None])[0], (ip6 or [None])[0]
     with open_tester(args) as t:
-        t.reflect(args.port, not args.off)
+        t.reflect(args.port, not args.off, ip4=ip4, ip6=ip6, frames=not args.neighbours_only)
         mac = int(t.dev.map.constants[f"fpgatest_port{args.port}_mac"])
-        state = "off" if args.off else (f"on: frames to {':'.join(f'{b:02x}' for b in mac.to_bytes(6, 'big'))} "
-                                        f"(up to {t.reflector_bytes(args.port)} bytes) go back out of it")
+        mac_text = ":".join(f"{b:02x}" for b in mac.to_bytes(6, "big"))
+        parts = [] if args.neighbours_only else \
+            [f"frames to {mac_text} (up to {t.reflector_bytes(args.port)} bytes) go back out of it"]
+        parts += [f"ARP for {ip4} answered ({mac_text})"] if ip4 else []
+        parts += [f"neighbour solicitations for {ip6} answered ({mac_text})"] if ip6 else []
+        state = "off" if args.off else "on: " + "; ".join(parts)
         print(f"fpgatest: port {args.port} reflector {state}")
     return 0
 
@@ -1069,8 +1082,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("reflect", parents=[common], formatter_class=fmt_cls,
                        help="make a port the far end of another tester's measurement: frames addressed to it go back "
-                            "with addresses swapped, echo requests answered (stays on until --off)")
+                            "with addresses swapped, echo requests answered, and with --ip ARP and neighbour "
+                            "solicitations for its address answered (stays on until --off)")
     s.add_argument("--port", type=bounded(int, 0, 255), default=1, help="the reflecting port")
+    s.add_argument("--ip", type=ip_address, action="append", default=[],
+                   help="the port's IPv4 and/or IPv6 address: ARP requests and neighbour solicitations for it "
+                        "are answered (with both, the IPv6 address must end in the IPv4 one: the port holds "
+                        "one address); it is also the port's source address when it sends")
+    s.add_argument("--neighbours-only", action="store_true",
+                   help="answer ARP/ND for --ip but reflect nothing: the port's generator stays free (a "
+                        "receiving port that a router must find by itself)")
     s.add_argument("--off", action="store_true", help="turn the reflector off again")
     s.set_defaults(func=cmd_reflect)
 

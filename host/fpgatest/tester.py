@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Tester operations in user units (ns, bytes, percent) over the register driver: streams, stats, DUT model."""
 
+import ipaddress
 import math
 import time
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ GEN_ERRORS = {"err_size": "frame size out of range for this protocol", "err_ifg"
               "err_window": "window settings (mode, a window of 0, Reno's largest below its first) or no receiver on the port",
               "err_reflect": "the port is reflecting (its reflector has the transmitter)"}
 SEQ_WINDOW = 1024          # the tracker's window (sequence numbers)
+REFLECT_BITS = ("fpgatest_reflect_on", "fpgatest_reflect_arp", "fpgatest_reflect_nd")   # cfg_reflect's bits
 
 # what the host assumes of the gateware, by csr.json constant (read from the cores' parameters)
 CONTRACT = {"fpgatest_max_frame": MAX_SIZE, "fpgatest_min_ifg": MIN_IFG, "fpgatest_seq_window": SEQ_WINDOW,
@@ -34,7 +36,8 @@ def check_contract(constants: dict) -> dict[int, str]:
     """Refuse a register map whose limits differ from the host's (MapError), and return the
     generator's refusal bits from it: bit -> reason."""
     wrong = [f"{k} = {constants.get(k)} (host: {v})" for k, v in CONTRACT.items() if constants.get(k) != v]
-    missing = [k for k in GEN_ERRORS if f"fpgatest_gen_{k}" not in constants]
+    missing = [k for k in GEN_ERRORS if f"fpgatest_gen_{k}" not in constants] \
+        + [k for k in REFLECT_BITS if k not in constants]
     if wrong or missing:
         raise MapError("the register map and this host disagree: " + "; ".join(wrong + [f"no {m}" for m in missing])
                        + " (a build older or newer than the host tool)")
@@ -222,17 +225,40 @@ class Tester:
             raise SettingError(f"port {port} has no reflector in this build (it needs a port with both directions)")
         return ring
 
-    def reflect(self, port: int, on: bool) -> None:
-        """Turn the port's reflector on or off: while on, frames addressed to the port's own MAC (its
-        default, FPGATEST_PORTn_MAC) go back out of it with addresses swapped and echo requests
-        answered (fpgatest_reflector), and its generator refuses to start."""
+    def reflect(self, port: int, on: bool, ip4=None, ip6=None, frames: bool = True) -> None:
+        """Turn the port's reflector on or off (fpgatest_reflector). On, with the port's own MAC (its
+        default, FPGATEST_PORTn_MAC) as its address:
+          frames: frames addressed to that MAC go back out of the port with addresses swapped and echo
+            requests answered; its generator refuses to start meanwhile;
+          ip4 / ip6 (ipaddress objects): the port's IP addresses: ARP requests for ip4 and IPv6
+            neighbour solicitations for ip6 are answered, so that a router or host finds the port by
+            itself. The gateware holds one 128-bit address (cfg_src_ip, also the generator's source),
+            so with both, ip6 must end in ip4 (2001:db8::c0a8:102 and 192.168.1.2, say).
+        Without frames the generator stays free; an answer waits for the end of its run."""
         if not 0 <= port < self.n_ports:
             raise SettingError(f"no port {port} (this tester has {self.n_ports})")
         self.require_reflector(port)
-        if on and self.busy(port):
+        if not on:
+            if ip4 is not None or ip6 is not None:
+                raise SettingError("turning the reflector off takes no addresses")
+            self._write_words(port, {"cfg_reflect": 0})
+            return
+        if ip4 is not None and ip4.version != 4 or ip6 is not None and ip6.version != 6:
+            raise SettingError("reflect: one IPv4 and one IPv6 address at most")
+        if ip4 is not None and ip6 is not None and int(ip6) & 0xFFFF_FFFF != int(ip4):
+            raise SettingError(f"{ip6} does not end in {ip4}: the port holds one address for both "
+                               f"(try {ipaddress.IPv6Address(int(ip6) & ~0xFFFF_FFFF | int(ip4))})")
+        if not frames and ip4 is None and ip6 is None:
+            raise SettingError("nothing to answer: give the port's address (ARP, ND) or reflect frames")
+        if self.busy(port):
             raise SettingError(f"port {port} is sending: stop its run before it reflects")
-        mac = int(self.dev.map.constants[f"fpgatest_port{port}_mac"])
-        self._write_words(port, {"cfg_src_mac": mac, "cfg_reflect": int(on)})
+        c = self.dev.map.constants
+        bits = (c["fpgatest_reflect_on"] if frames else 0) | (c["fpgatest_reflect_arp"] if ip4 is not None else 0) \
+            | (c["fpgatest_reflect_nd"] if ip6 is not None else 0)
+        regs = {"cfg_src_mac": int(c[f"fpgatest_port{port}_mac"])}
+        if ip4 is not None or ip6 is not None:
+            regs["cfg_src_ip"] = int(ip6 if ip6 is not None else ip4)
+        self._write_words(port, {**regs, "cfg_reflect": bits})
 
     def start(self, *ports: int) -> None:
         """Start the generators of `ports`, one write after the other with nothing read in between
@@ -240,8 +266,17 @@ class Tester:
         stream; if one did, the others are stopped again."""
         for port in ports:
             self.dev.pulse(f"port{port}_control", "start")
+        err_reflect = int(self.dev.map.constants["fpgatest_gen_err_reflect"])
         for port in ports:
             error = self.dev.read(f"port{port}_stat_tx_error")
+            for _ in range(3):
+                # refused for the reflector alone: with ARP/ND answering on (and reflecting off), an
+                # answer that held the transmitter at that edge (it leaves within a few microseconds,
+                # well inside one register round trip); reflecting on refuses every time
+                if error != err_reflect:
+                    break
+                self.dev.pulse(f"port{port}_control", "start")
+                error = self.dev.read(f"port{port}_stat_tx_error")
             if error:
                 for other in ports:
                     self.stop(other)

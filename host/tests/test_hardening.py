@@ -341,6 +341,8 @@ def test_host_and_gateware_share_one_contract():
         check_contract({**constants, "fpgatest_max_frame": 9000})
     with pytest.raises(MapError, match="no err_frac"):
         check_contract({k: v for k, v in constants.items() if k != "fpgatest_gen_err_frac"})
+    with pytest.raises(MapError, match="no fpgatest_reflect_nd"):
+        check_contract({k: v for k, v in constants.items() if k != "fpgatest_reflect_nd"})
 
 
 def test_default_addresses_are_the_ports_power_up_addresses(twin_link):

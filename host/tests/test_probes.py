@@ -305,6 +305,24 @@ def test_echo_to_a_reflector_is_the_paths_and_its_turnaround(twin_link, tmp_path
     assert main(["reflect", "--port", "1"]) == 2
 
 
+def test_reflect_addresses_refused_before_anything_is_written(twin_link, monkeypatch, capsys):
+    """fpgatest reflect --ip: what the port cannot hold (two addresses of a kind, an IPv6 address that
+    does not end in the IPv4 one: it holds one 128-bit address), --off or --neighbours-only with
+    nothing to go with, each one error line and exit status 2, nothing written to the tester."""
+    written = []
+    monkeypatch.setattr(Device, "write", lambda self, *a, **k: written.append(a))
+    for args, says in ((["--ip", "192.168.1.2", "--ip", "2001:db8::1"], "does not end in 192.168.1.2"),
+                       (["--ip", "192.168.1.2", "--ip", "192.168.1.3"], "one IPv4 and one IPv6"),
+                       (["--ip", "::1", "--ip", "::2"], "one IPv4 and one IPv6"),
+                       (["--off", "--ip", "192.168.1.2"], "--off"),
+                       (["--neighbours-only"], "--ip")):
+        capsys.readouterr()
+        assert cli(twin_link, "reflect", "--port", "1", *args) == 2, args
+        err = capsys.readouterr().err.splitlines()
+        assert len(err) == 1 and says in err[0], (args, err)
+    assert written == []
+
+
 def test_echo_reno_and_load_losses_are_the_models_drops(twin_link, tmp_path):
     """A 300 Mb/s bottleneck with an 8 KiB buffer: a Reno window fills it, loses frames and halves;
     every lost reply is a frame the model dropped (the same number), and the throughput follows

@@ -196,6 +196,49 @@ def test_sweep_through_a_linux_bridge(bridge_twin, tmp_path):
     assert len(got) == received and all(frame in sent for frame in got)
 
 
+# an address of port 1's subnet the router has no static neighbour for (port 1's default is
+# 192.168.1.1); the IPv6 one ends in it, as the port holds one address for both
+REFLECTOR_IP4, REFLECTOR_IP6 = "192.168.1.2", "2001:db8:0:1::c0a8:102"
+PING = """
+import socket, struct
+family, proto, request, reply = {family}, {proto}, {request}, {reply}
+s = socket.socket(family, socket.SOCK_RAW, proto)
+s.settimeout(60)
+body = struct.pack('!BBHHH', request, 0, 0, 0x4654, 7) + b'fpgatest reflector'
+if family == socket.AF_INET:       # (the kernel sums ICMPv6 itself)
+    words = sum(struct.unpack('!%dH' % (len(body) // 2), body))
+    words = (words & 0xFFFF) + (words >> 16)
+    body = body[:2] + struct.pack('!H', ~(words + (words >> 16)) & 0xFFFF) + body[4:]
+s.sendto(body, ('{address}', 0))
+while True:
+    data, peer = s.recvfrom(2048)
+    icmp = data[(data[0] & 15) * 4:] if family == socket.AF_INET else data
+    if peer[0] == '{address}' and icmp[0] == reply and icmp[4:8] == body[4:8]:
+        break
+"""
+
+
+@needs_linux
+def test_the_kernel_finds_the_reflector(linux_twin):
+    """Port 1 answers ARP and neighbour solicitation for its addresses (fpgatest reflect --ip): the
+    kernel, with no static neighbour for them, resolves both by itself, and its pings to them come
+    back (reflected echo replies); the neighbour entries it learned carry port 1's MAC."""
+    url, csr, port = linux_twin
+    ns = twin.netns_name(port)
+    assert main(["reflect", "--url", url, "--csr", str(csr), "--port", "1",
+                 "--ip", REFLECTOR_IP4, "--ip", REFLECTOR_IP6]) == 0
+    try:
+        for address, family, proto, request, reply in ((REFLECTOR_IP4, "socket.AF_INET", "socket.IPPROTO_ICMP", 8, 0),
+                                                       (REFLECTOR_IP6, "socket.AF_INET6", "socket.IPPROTO_ICMPV6", 128, 129)):
+            in_namespace(port, PING.format(family=family, proto=proto, request=request, reply=reply, address=address))
+            entries = json.loads(subprocess.run(["ip", "-n", ns, "-j", "neigh", "show", "to", address],
+                                                capture_output=True, text=True, check=True).stdout)
+            assert [(e["lladdr"], e["dev"]) for e in entries] == [(PORT_MAC_1, twin.tap_names(port)[1])], entries
+            assert "PERMANENT" not in entries[0]["state"]
+    finally:
+        assert main(["reflect", "--url", url, "--csr", str(csr), "--port", "1", "--off"]) == 0
+
+
 @needs_linux
 def test_no_switch_model_to_set(linux_twin, tmp_path, capsys):
     """With the kernel on the path, switch-model settings are refused with one line, before anything is
