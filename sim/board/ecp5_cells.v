@@ -80,6 +80,33 @@ always @(posedge CK or posedge PD)
         Q <= D;
 endmodule
 
+// Slice flip-flop as rtl/ecp5/fpgatest_const.v configures it (clock enable tied high, LSR unused):
+// starts from REGSET, as after configuration, then takes DI at every rising CLK.
+module TRELLIS_FF #(
+    parameter GSR = "ENABLED",
+    parameter CEMUX = "1",
+    parameter CLKMUX = "CLK",
+    parameter LSRMUX = "LSR",
+    parameter REGSET = "RESET"
+) (
+    input  wire CLK,
+    input  wire LSR,
+    input  wire CE,
+    input  wire DI,
+    output reg  Q
+);
+initial begin
+    if (CEMUX != "1" || CLKMUX != "CLK" || LSRMUX != "LSR")
+        $error("TRELLIS_FF: only CEMUX \"1\", CLKMUX \"CLK\", LSRMUX \"LSR\" are modelled");
+    Q = REGSET == "SET";
+end
+always @(posedge CLK)
+    if (LSR)
+        Q <= REGSET == "SET";
+    else
+        Q <= DI;
+endmodule
+
 // Global buffer (sysCLOCK guide): the output follows the input while CE is high, low while it is low.
 module DCCA (
     input  wire CLKI,

@@ -5,7 +5,7 @@ whose receive clocks are off the crystal, the PHYs' MDIO, and the host driver ov
 The Verilog is the board build's own (boards.colorlight_5a_75b, the Verilog the bitstream is made
 from) with one constant changed: the UART runs at 12.5 Mb/s instead of 115200 b/s, since at 115200
 b/s one register access takes a millisecond of simulated time. The primitives (DELAYG, IDDRX1F,
-ODDRX1F, FD1S3BX, DCCA, TRELLIS_IO, EHXPLLL, DP16KD) are sim/board/ecp5_cells.v. The crystal is exact and
+ODDRX1F, FD1S3BX, TRELLIS_FF, DCCA, TRELLIS_IO, EHXPLLL, DP16KD) are sim/board/ecp5_cells.v. The crystal is exact and
 the PLL's outputs follow from its parameters; each PHY's RX clock (recovered from the link partner)
 is 125 ppm off: port 0's fast, port 1's slow. Frames the tester sends on port 0 go through a
 store-and-forward model of a DUT to port 1's RX pins.
