@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// fpgatest_latency_stats: latency count/min/max/sum/sum of squares/last, jitter, 64-bin histogram and a sample FIFO, latched by one snapshot.
+// fpgatest_latency_stats: latency count/min/max/sum/sum of squares/last, jitter, 64-bin histogram (linear or logarithmic) and a sample FIFO, latched by one snapshot.
 
 `resetall
 `timescale 1ns / 1ps
@@ -18,6 +18,16 @@
  * live bins to the readable bank (stat_hist_busy while copying, 67 clocks). ctl_clear with
  * ctl_snapshot gives an interval measurement with no frame missed or counted twice. The histogram
  * has a clear of its own (ctl_clear_hist), so that it can go on over many intervals.
+ *
+ * Histogram bins, for u = (latency - cfg_hist_base) >> cfg_hist_shift (the latency above the base in
+ * units of 2^shift / 16 tick); a latency below the base counts in cnt_hist_below, one beyond the
+ * last bin in cnt_hist_above:
+ *   cfg_hist_log = 0, linear: bin u, for u = 0..63 (every bin one unit wide);
+ *   cfg_hist_log = 1, logarithmic: bin u for u = 0..3; then four bins an octave: for
+ *     2^k <= u < 2^(k+1), k = 2..16, bin 4(k-1) + m, m the two bits below u's leading one, which
+ *     covers [(4+m) 2^(k-2), (5+m) 2^(k-2)) units. Bins 4..63 are each at most a quarter of their
+ *     lower edge wide, and the 64 bins reach 2^17 units: a tail 2048 times beyond the linear reach
+ *     at the same resolution next to the base.
  */
 module fpgatest_latency_stats #(
     parameter SAMPLE_DEPTH_LOG2 = 9
@@ -40,7 +50,8 @@ module fpgatest_latency_stats #(
 
     // configuration
     input  wire [31:0]  cfg_hist_base,       // lower edge of bin 0, 1/16 tick
-    input  wire [4:0]   cfg_hist_shift,      // bin width = 2^shift (1/16 tick)
+    input  wire [4:0]   cfg_hist_shift,      // bin unit = 2^shift (1/16 tick)
+    input  wire         cfg_hist_log,        // 0: linear bins, 1: logarithmic (four an octave; see above)
     input  wire [5:0]   cfg_hist_addr,       // bin shown in stat_hist_count
     input  wire [31:0]  cfg_sample_every,    // capture every Nth test frame (0 = off)
 
@@ -72,8 +83,10 @@ module fpgatest_latency_stats #(
 // ---------------------------------------------------------------------------------------------
 // per result, in four steps: the square (a multiplier block) and the bin's distance to the base,
 // the bin, the comparisons with min and max, then every statistic updates at once (v2) so they
-// stay consistent. res_ready is low while a result is in work (five clocks); the port offers the
-// next one only when it is high, so no result is skipped.
+// stay consistent. res_ready is low while a result is in work (five clocks) and while the
+// histogram's queue has fewer than two free entries (a snapshot or clear copies the bins for 67
+// clocks, while results may come every five): the port offers the next result or marker only when
+// it is high, so none is skipped and the queue never overflows, however close results come.
 // ---------------------------------------------------------------------------------------------
 localparam STEPS = 4;
 reg                busy_reg, v2_reg;
@@ -86,9 +99,26 @@ reg  [32:0]        rel_reg;
 reg                below, above;
 reg  [31:0]        binw_reg;
 reg  [5:0]         bin;
+wire               q_room;            // the histogram's queue has room (below)
+// (the port offers a result a clock after it saw res_ready: the result is taken whatever q_room
+// says now; the two free entries q_room keeps are for it and for one pushed meanwhile)
 wire               take = res_valid && !busy_reg;
 
-assign res_ready = !busy_reg;
+// the logarithmic bin of u = binw_reg: k, the position of its leading one (0 for u < 4), and the two
+// bits below that one
+reg  [4:0]         lead;
+integer            k;
+always @* begin
+    lead = 5'd0;
+    for (k = 2; k <= 16; k = k + 1)
+        if (binw_reg[k])
+            lead = k[4:0];
+end
+wire [1:0]         below_lead = binw_reg[lead - 5'd1 -: 2];
+wire [5:0]         log_bin = lead == 5'd0 ? {4'd0, binw_reg[1:0]} : {lead[3:0] - 4'd1, below_lead};
+wire               log_above = binw_reg[31:17] != 0;
+
+assign res_ready = !busy_reg && q_room;
 
 always @(posedge clk) begin
     v2_reg <= step_oh[STEPS-1];
@@ -107,8 +137,8 @@ always @(posedge clk) begin
         binw_reg <= rel_reg[31:0] >> cfg_hist_shift;
     if (step_oh[2]) begin
         below <= rel_reg[32];
-        above <= !rel_reg[32] && binw_reg[31:6] != 0;
-        bin <= binw_reg[5:0];
+        above <= !rel_reg[32] && (cfg_hist_log ? log_above : binw_reg[31:6] != 0);
+        bin <= cfg_hist_log ? log_bin : binw_reg[5:0];
     end
     if (step_oh[STEPS-1]) begin
         lat2_reg <= lat1_reg;
@@ -247,6 +277,10 @@ localparam QW = 1 + 6 + 1 + 1;
 reg  [QW-1:0] queue_mem [0:7];
 reg  [3:0]    q_wr_reg, q_rd_reg;
 wire          q_empty = q_wr_reg == q_rd_reg;
+// room for the entry of a result or marker taken now and for one pushed this clock (a result
+// leaving its last step as the next is offered)
+wire [3:0]    q_used = q_wr_reg - q_rd_reg;
+assign        q_room = q_used <= 4'd6;
 wire          q_push = (v2_reg && !below && !above) || ctl_snapshot || ctl_clear_hist;
 
 // both banks in block RAM

@@ -137,7 +137,8 @@ module fpgatest_port #(
     input  wire [31:0]    cfg_cal_tx_cable,       // cable delay on the sending port, 1/16 tick
     input  wire [31:0]    cfg_cal_rx_cable,       // cable delay on this (receiving) port, 1/16 tick
     input  wire [31:0]    cfg_hist_base,          // lower edge of bin 0, 1/16 tick (engine clock)
-    input  wire [4:0]     cfg_hist_shift,         // bin width = 2^shift, 1/16 tick (engine clock)
+    input  wire [4:0]     cfg_hist_shift,         // bin unit = 2^shift, 1/16 tick (engine clock)
+    input  wire           cfg_hist_log,           // 0: linear bins, one unit each; 1: logarithmic, four an octave up to 2^17 units (fpgatest_latency_stats; engine clock)
     input  wire [5:0]     cfg_hist_addr,          // bin shown in stat_hist_count (engine clock)
     input  wire [31:0]    cfg_sample_every,       // capture every Nth test frame, 0 = off (engine clock)
 
@@ -600,6 +601,7 @@ if (WITH_RX) begin : engines
         .ctl_sample_pop      (ctl_sample_pop),
         .cfg_hist_base       (cfg_hist_base),
         .cfg_hist_shift      (cfg_hist_shift),
+        .cfg_hist_log        (cfg_hist_log),
         .cfg_hist_addr       (cfg_hist_addr),
         .cfg_sample_every    (cfg_sample_every),
         .stat_lat_min        (stat_lat_min),

@@ -196,15 +196,16 @@ def ramp_plateau(pts: list[tuple[float, float]]) -> dict | None:
 PERCENTILES = (50.0, 90.0, 99.0, 99.9)
 
 
-def percentiles(bins: list[int], base_ns: float, bin_ns: float, below: int, above: int,
+def percentiles(bins: list[int], edges_ns: list[float], below: int, above: int,
                 lat_min: float | None = None, lat_max: float | None = None, ps=PERCENTILES) -> list[dict]:
     """Latency percentiles (nearest rank: the smallest latency with at least p % of the frames at or
-    below it) from a histogram of `bins` from base_ns in steps of bin_ns, with `below` frames under
-    the base and `above` beyond the last bin. Each is the bin that holds it: [low_ns, high_ns],
-    narrowed by the exact minimum and maximum where given; value_ns is its middle and bound_ns half
-    its width (the error bound from the bin width) plus half a tick, the stamps' own resolution (each
-    latency is a difference of 8 ns stamps). A rank in the below/above counts has only the open side
-    of the bound (value None)."""
+    below it) from a histogram of `bins`, bin i holding [edges_ns[i], edges_ns[i+1]) (linear or
+    logarithmic: Tester.set_histogram), with `below` frames under the first edge and `above` at or
+    beyond the last. Each is the bin that holds it: [low_ns, high_ns], narrowed by the exact minimum
+    and maximum where given; value_ns is its middle and bound_ns half its width (the error bound from
+    the bin width) plus half a tick, the stamps' own resolution (each latency is a difference of 8 ns
+    stamps). A rank in the below/above counts has only the open side of the bound (value None)."""
+    assert len(edges_ns) == len(bins) + 1
     total = below + sum(bins) + above
     out = []
     for p in ps:
@@ -213,15 +214,15 @@ def percentiles(bins: list[int], base_ns: float, bin_ns: float, below: int, abov
         if total == 0:
             pass
         elif rank <= below:
-            high = base_ns
+            high = edges_ns[0]
         elif rank > total - above:
-            low = base_ns + len(bins) * bin_ns
+            low = edges_ns[-1]
         else:
             cum = below
             for i, n in enumerate(bins):
                 cum += n
                 if cum >= rank:
-                    low, high = base_ns + i * bin_ns, base_ns + (i + 1) * bin_ns
+                    low, high = edges_ns[i], edges_ns[i + 1]
                     break
         if low is not None and lat_min is not None:
             low = max(low, lat_min)

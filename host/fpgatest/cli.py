@@ -371,7 +371,7 @@ def cmd_run(args) -> int:
     stream.check()
     duration, interval = durations(args)
     plan = SweepPlan(args.proto, [args.size], args.ifg, args.rate, duration, interval, args.tx_port, args.rx_port,
-                     vlan=vlan, extra=extra)
+                     vlan=vlan, extra=extra, hist_scale=args.hist_scale)
     plan.streams()
     console = Console()
     with open_tester(args) as t:
@@ -455,7 +455,8 @@ def cmd_sweep(args) -> int:
     duration, interval = durations(args)
     vlan, extra = stream_fields(args, args.tx_port, args.rx_port)
     plan = SweepPlan(args.proto, parse_sizes(args.sizes, min_size(args.proto, vlan is not None)), args.ifg,
-                     args.rate, duration, interval, args.tx_port, args.rx_port, vlan=vlan, extra=extra)
+                     args.rate, duration, interval, args.tx_port, args.rx_port, vlan=vlan, extra=extra,
+                     hist_scale=args.hist_scale)
     plan.streams()  # every size checked before the tester is touched (--dut values: in main)
     out = Path(args.out) if args.out else DATA / "results" / time.strftime(f"sweep-{args.proto}-%Y%m%d-%H%M%S")
     check_writable(out, "directory")
@@ -925,6 +926,11 @@ def build_parser() -> argparse.ArgumentParser:
                              default=None,
                              help=f"seconds per sample (default {BOARD_INTERVAL_S} on a board, "
                                   f"{TWIN_INTERVAL_S} simulated on the twin)")
+    stream_opts.add_argument("--hist-scale", choices=("auto", "linear", "log"), default="auto",
+                             help="the latency histogram's 64 bins (percentiles): linear over the latency range, "
+                                  "or logarithmic (four bins an octave from just below the minimum, each at most a "
+                                  "quarter of its distance from it wide); auto takes log for a heavy tail (the mean "
+                                  "in the first 1/16 of the range)")
 
     s = sub.add_parser("run", parents=[common, stream_opts], formatter_class=fmt_cls,
                        help="one stream with a live per-interval table")

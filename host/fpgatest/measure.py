@@ -47,6 +47,7 @@ class SweepPlan:
     rx_port: int = 1
     drain_s: float = 0.0005
     percentiles: bool = True                             # histogram over the latency range, once it settles
+    hist_scale: str = "auto"                             # the histogram's bins: "linear", "log" or "auto" (histogram_setting)
     vlan: int | None = None                              # 802.1Q TCI, or no tag
     extra: dict = field(default_factory=dict)            # further generator registers (addresses)
 
@@ -105,6 +106,27 @@ def histogram_range(rows: list[dict]) -> tuple[float, float]:
     return max(0.0, lo - margin), hi + margin
 
 
+LOG_WHEN = 16         # "auto": logarithmic bins when the mean lies in the first 1/LOG_WHEN of the range
+
+
+def histogram_setting(rows: list[dict], scale: str = "auto") -> tuple[float, float, bool]:
+    """(low_ns, high_ns, log): what the bins are set to cover over `rows` (intervals). Linear bins
+    cover histogram_range. Logarithmic bins start a tick below the smallest latency, where their
+    finest bins are, and reach a quarter of the range beyond the largest; they are taken when asked
+    or, with "auto", for a heavy-tailed latency: its mean within the first 1/LOG_WHEN of the range,
+    where 64 linear bins would give most frames only a few bins (each log bin is at most a quarter
+    of its distance from the base wide, so the bulk and the tail are both resolved)."""
+    if scale not in ("auto", "linear", "log"):
+        raise SettingError(f"histogram scale {scale!r}: auto, linear or log")
+    with_lat = [r for r in rows if r["lat_count"]]
+    lo = min(r["latency_min_ns"] for r in with_lat)
+    hi = max(r["latency_max_ns"] for r in with_lat)
+    mean = sum(r["latency_mean_ns"] * r["lat_count"] for r in with_lat) / sum(r["lat_count"] for r in with_lat)
+    if scale == "log" or (scale == "auto" and (mean - lo) * LOG_WHEN < hi - lo):
+        return max(0.0, lo - TICK_NS), hi + max(TICK_NS, 0.25 * (hi - lo)), True
+    return (*histogram_range(rows), False)
+
+
 class _Bins:
     """Where the histogram's bins are set during a size's intervals, and from which interval on the
     frames are binned wholly over the bins last set (judged_from; the caller sets it after a setting:
@@ -147,14 +169,14 @@ class _Bins:
         return over
 
     def set(self, tester: Tester, over: list[dict]) -> None:
-        self.hist = tester.set_histogram(self.plan.rx_port, *histogram_range(over))
+        self.hist = tester.set_histogram(self.plan.rx_port, *histogram_setting(over, self.plan.hist_scale))
 
     def _outside(self, prev: dict, cur: dict) -> int:
         p, q = cur["ports"][self.plan.rx_port], prev["ports"][self.plan.rx_port]
         return (p["hist_below"] - q["hist_below"]) + (p["hist_above"] - q["hist_above"])
 
     def _narrower(self, rows: list[dict]) -> bool:
-        _, shift = Tester.histogram_bins(*histogram_range(rows))
+        _, shift = Tester.histogram_bins(*histogram_setting(rows, self.plan.hist_scale))
         return lat_ns(1 << shift) * NARROW_BY <= self.hist["bin_ns"]
 
 
@@ -320,8 +342,8 @@ def measure_size(tester: Tester, plan: SweepPlan, stream: Stream, results: Resul
     if histogram:
         lo, hi = histogram.pop("min_ns"), histogram.pop("max_ns")
         record["histogram"] = histogram
-        record["percentiles"] = percentiles(histogram["counts"], histogram["base_ns"], histogram["bin_ns"],
-                                            histogram["below"], histogram["above"], lo, hi)
+        record["percentiles"] = percentiles(histogram["counts"], histogram["edges_ns"], histogram["below"],
+                                            histogram["above"], lo, hi)
     record["sequence"] = sequence_categories(p_rx, lost, record["loss_events"])
     record["loss_events"] = record["loss_events"][:LOSS_EVENTS_KEPT]
     if results:

@@ -88,6 +88,14 @@ def percentile_text(q: dict) -> str:
     return "-" if q.get("high_ns") is None else f"< {q['high_ns']:.1f}"
 
 
+def bins_text(h: dict) -> str:
+    """A histogram's bin width for a table: the one width (linear), or narrowest to widest (log)."""
+    if h.get("scale") == "log":
+        edges = h["edges_ns"]
+        return f"{h['bin_ns']:g}-{edges[-1] - edges[-2]:g} log"
+    return f"{h['bin_ns']:g}"
+
+
 def number_text(v, spec: str = ".1f") -> str:
     """A figure for a table: '-' where there is none."""
     return "-" if v is None else format(v, spec)
@@ -114,7 +122,7 @@ def markdown_table(summary: dict) -> str:
                   "|---:|---:|---:|---:|---:|---:|---:|---:|"]
         for s in with_pct:
             h = s["histogram"]
-            lines.append(f"| {s['size_bytes']} | {h['bin_ns']:g} | " + " | ".join(percentile_text(q) for q in s["percentiles"])
+            lines.append(f"| {s['size_bytes']} | {bins_text(h)} | " + " | ".join(percentile_text(q) for q in s["percentiles"])
                          + f" | {h['frames']} | {h['below'] + h['above']} |")
         lines.append("")
         lines.append("Percentiles (nearest rank, FIFO) from the histogram, over the intervals after the bins were set "

@@ -15,7 +15,7 @@ from fpgatest.analysis import (BYTE_NS, forwarding_mode, linear_fit, percentiles
                                theoretical_fps)
 from fpgatest.driver import TICK_NS
 from fpgatest.measure import drain, frames_lost, send_and_drain
-from fpgatest.output import number_text, percentile_text, write_json_atomic
+from fpgatest.output import bins_text, number_text, percentile_text, write_json_atomic
 from fpgatest.tester import MIN_IFG, SettingError, Stream, Tester, lat_ns
 
 TESTS = ("throughput", "latency", "loss", "back-to-back")
@@ -256,7 +256,7 @@ class Bench:
             bins = [sum(col) for col in zip(*(r["histogram"]["bins"] for r in rows))]
             below = sum(r["histogram"]["below"] for r in rows)
             above = sum(r["histogram"]["above"] for r in rows)
-            pct = percentiles(bins, hist["base_ns"], hist["bin_ns"], below, above, lat_min, lat_max)
+            pct = percentiles(bins, hist["edges_ns"], below, above, lat_min, lat_max)
             record.update({"histogram": {**hist, "counts": bins, "below": below, "above": above},
                            "percentiles": pct,
                            # RFC 5481 packet delay variation: latency above the smallest, per percentile
@@ -448,7 +448,7 @@ def tables(results: dict) -> str:
                 cells = [percentile_text(q) for q in r["percentiles"]]
                 pdv = r["pdv_ns"][-1]
                 h = r["histogram"]
-                lines.append(f"| {path_text(r)} | {r['size_bytes']} | {h['bin_ns']:g} | {' | '.join(cells)} | "
+                lines.append(f"| {path_text(r)} | {r['size_bytes']} | {bins_text(h)} | {' | '.join(cells)} | "
                              f"{percentile_text(pdv)} | {h['below'] + h['above']} |")
         lines.append("")
     if results["loss"]:

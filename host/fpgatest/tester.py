@@ -15,6 +15,7 @@ MIN_IFG = 12
 MAX_GAP = (1 << 32) - 1  # cfg_ifg and cfg_burst_gap are 32-bit
 SIG_LEN = 18
 HIST_BINS = 64
+HIST_LOG_OCTAVES = 17      # logarithmic bins reach 2^17 units (fpgatest_latency_stats)
 Q16 = 1 << 16
 Q32 = 1 << 32
 PPM_LIMIT = 1000   # the switch model's clock offset, both signs (its pace register reaches 1953 ppm fast)
@@ -30,6 +31,19 @@ REFLECT_BITS = ("fpgatest_reflect_on", "fpgatest_reflect_arp", "fpgatest_reflect
 # what the host assumes of the gateware, by csr.json constant (read from the cores' parameters)
 CONTRACT = {"fpgatest_max_frame": MAX_SIZE, "fpgatest_min_ifg": MIN_IFG, "fpgatest_seq_window": SEQ_WINDOW,
             "fpgatest_sample_depth": 512, "fpgatest_event_depth": 256}
+
+
+def histogram_edges(base: int, shift: int, log: bool) -> list[int]:
+    """The edges of the 64 bins in latency units (1/16 tick), as fpgatest_latency_stats bins: bin i
+    holds [edges[i], edges[i+1]). A unit is 2^shift. Linear: every bin one unit. Logarithmic: bins 0-3
+    one unit each, then four bins an octave (bin 4(k-1) + m holds [(4+m) 2^(k-2), (5+m) 2^(k-2)) units
+    for k = 2..16), each at most a quarter of its lower edge wide, up to 2^17 units."""
+    if log:
+        units = [0, 1, 2, 3] + [(4 + m) << (k - 2) for k in range(2, HIST_LOG_OCTAVES) for m in range(4)]
+        units.append(1 << HIST_LOG_OCTAVES)
+    else:
+        units = list(range(HIST_BINS + 1))
+    return [base + (u << shift) for u in units]
 
 
 def check_contract(constants: dict) -> dict[int, str]:
@@ -392,25 +406,27 @@ class Tester:
         return self.dev.read_indexed(f"port{port}_cfg_hist_addr", list(range(HIST_BINS)), f"port{port}_stat_hist_count")
 
     @staticmethod
-    def histogram_bins(low_ns: float, high_ns: float) -> tuple[int, int]:
+    def histogram_bins(low_ns: float, high_ns: float, log: bool = False) -> tuple[int, int]:
         """(base, shift) of the bins that cover [low_ns, high_ns]: base at or below low_ns (latency
-        units), the narrowest bin width 2^shift units (1/16 tick, 0.5 ns) whose 64 bins reach high_ns."""
+        units), the smallest unit 2^shift (1/16 tick, 0.5 ns) whose bins (histogram_edges) reach high_ns."""
         base = max(0, math.floor(ns_to_lat_units(low_ns)))
         span = max(1, ns_to_lat_units(high_ns) - base + 1)
+        units = 1 << HIST_LOG_OCTAVES if log else HIST_BINS
         shift = 0
-        while HIST_BINS << shift < span:
+        while units << shift < span:
             shift += 1
         if shift > 31 or base >= 1 << 32:
             raise SettingError(f"latency range {low_ns}..{high_ns} ns beyond the histogram's reach")
         return base, shift
 
-    def set_histogram(self, port: int, low_ns: float, high_ns: float) -> dict:
-        """Cover [low_ns, high_ns] with the 64 bins (histogram_bins). Returns what was set.
-        Takes effect for the frames after it; set it while the port receives nothing."""
-        base, shift = self.histogram_bins(low_ns, high_ns)
-        self.dev.write(f"port{port}_cfg_hist_base", base)
-        self.dev.write(f"port{port}_cfg_hist_shift", shift)
-        return {"base_ns": lat_ns(base), "bin_ns": lat_ns(1 << shift), "bins": HIST_BINS}
+    def set_histogram(self, port: int, low_ns: float, high_ns: float, log: bool = False) -> dict:
+        """Cover [low_ns, high_ns] with the 64 bins (histogram_bins), linear or logarithmic. Returns what
+        was set: base and unit (the narrowest bin) in ns, and every bin's edges. Takes effect for the
+        frames after it; set it while the port receives nothing."""
+        base, shift = self.histogram_bins(low_ns, high_ns, log)
+        self._write_words(port, {"cfg_hist_base": base, "cfg_hist_shift": shift, "cfg_hist_log": int(log)})
+        return {"base_ns": lat_ns(base), "bin_ns": lat_ns(1 << shift), "bins": HIST_BINS,
+                "scale": "log" if log else "linear", "edges_ns": [lat_ns(e) for e in histogram_edges(base, shift, log)]}
 
     def samples(self, port: int, limit: int = 100_000) -> list[tuple[int, int, float]]:
         """(seq, RX tick, latency ns) captured by the sample FIFO, oldest first."""

@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Where a sweep sets the histogram's bins as the latency moves (measure._Bins), interval by interval."""
 
-from fpgatest.measure import SweepPlan, _Bins
-from fpgatest.tester import HIST_BINS, Tester, lat_ns
+import pytest
+
+from fpgatest.measure import SweepPlan, _Bins, histogram_setting
+from fpgatest.tester import HIST_BINS, SettingError, Tester, histogram_edges, lat_ns
 
 
 class Histogram:
@@ -12,27 +14,28 @@ class Histogram:
     def __init__(self):
         self.settings = []
 
-    def set_histogram(self, port: int, low_ns: float, high_ns: float) -> dict:
-        base, shift = Tester.histogram_bins(low_ns, high_ns)
-        self.settings.append((low_ns, high_ns))
-        return {"base_ns": lat_ns(base), "bin_ns": lat_ns(1 << shift), "bins": HIST_BINS}
+    def set_histogram(self, port: int, low_ns: float, high_ns: float, log: bool = False) -> dict:
+        base, shift = Tester.histogram_bins(low_ns, high_ns, log)
+        self.settings.append((low_ns, high_ns, log))
+        return {"base_ns": lat_ns(base), "bin_ns": lat_ns(1 << shift), "bins": HIST_BINS,
+                "edges_ns": [lat_ns(e) for e in histogram_edges(base, shift, log)]}
 
 
-def run(latencies: list[tuple[float, float]]) -> list[tuple[int, float]]:
-    """Intervals of (min, max) latency, 1000 frames each, through _Bins as poll_intervals drives it:
-    returns (interval, bin width) of every setting."""
-    plan = SweepPlan("ipv4", [64], 12, None, 1.0, 0.1)
+def run(latencies: list[tuple], plan: SweepPlan | None = None) -> list[tuple[int, float]]:
+    """Intervals of (min, max[, mean]) latency (mean: the middle unless given), 1000 frames each,
+    through _Bins as poll_intervals drives it: returns (interval, narrowest bin width) of every setting."""
+    plan = plan or SweepPlan("ipv4", [64], 12, None, 1.0, 0.1)
     bins, hist, rows, set_at = _Bins(plan), Histogram(), [], []
     below = above = 0
-    for i, (lo, hi) in enumerate(latencies):
+    for i, (lo, hi, *mean) in enumerate(latencies):
         prev = {"ports": [{}, {"hist_below": below, "hist_above": above}]}
         if bins.hist:   # the frames outside the bins that held this interval (all of its low or high end)
-            low_edge = bins.hist["base_ns"]
-            high_edge = low_edge + HIST_BINS * bins.hist["bin_ns"]
+            low_edge, high_edge = bins.hist["edges_ns"][0], bins.hist["edges_ns"][-1]
             below += 500 if lo < low_edge else 0
             above += 500 if hi >= high_edge else 0
         cur = {"ports": [{}, {"hist_below": below, "hist_above": above}]}
-        row = {"interval": i, "lat_count": 1000, "latency_min_ns": lo, "latency_max_ns": hi}
+        row = {"interval": i, "lat_count": 1000, "latency_min_ns": lo, "latency_max_ns": hi,
+               "latency_mean_ns": mean[0] if mean else (lo + hi) / 2}
         if over := bins.due(rows, prev, cur, row):
             bins.set(hist, over)
             bins.judged_from = i + 2
@@ -64,3 +67,30 @@ def test_bins_that_move_again_after_narrowing_stay_wide():
     assert [i for i, _ in set_at] == [0, 4, 8, 14]
     widths = [w for _, w in set_at]
     assert widths[1] > widths[0] and widths[2] * 4 <= widths[1] and widths[3] == widths[1]
+
+
+def test_a_heavy_tail_gets_logarithmic_bins_that_hold_it():
+    # the bursts above as they are: most frames calm, so the mean stays near the calm latency
+    calm, burst = (1_000, 1_100, 1_050), (1_000, 50_000, 1_400)
+    set_at = run(([calm] * 4 + [burst]) * 6)
+    # the first interval is calm (linear bins of 0.5 ns); the first burst moves them, and with the mean
+    # in the first 1/16 of the range they become logarithmic from just below the calm latency: 0.5 ns
+    # bins by the base, every burst inside their reach (2^17 units of 0.5 ns = 65.5 us), never moved
+    assert [i for i, _ in set_at] == [0, 4]
+    assert set_at[1][1] == 0.5
+    row = {"lat_count": 1000, "latency_min_ns": 1_000, "latency_max_ns": 50_000, "latency_mean_ns": 1_400}
+    low, high, log = histogram_setting([row])
+    assert log and low == 992.0 and high == 50_000 + 0.25 * 49_000
+    edges = histogram_edges(*Tester.histogram_bins(low, high, log), log)
+    assert lat_ns(edges[-1]) >= high and lat_ns(edges[1] - edges[0]) == 0.5
+    # each bin past the first four at most a quarter of its distance from the base wide
+    assert all((b - a) * 4 <= a - edges[0] for a, b in zip(edges[4:], edges[5:]))
+
+
+def test_the_scale_can_be_asked_for():
+    spread = {"lat_count": 1000, "latency_min_ns": 1_000, "latency_max_ns": 2_000, "latency_mean_ns": 1_500}
+    tail = {**spread, "latency_mean_ns": 1_010}
+    assert histogram_setting([spread])[2] is False and histogram_setting([tail])[2] is True
+    assert histogram_setting([spread], "log")[2] is True and histogram_setting([tail], "linear")[2] is False
+    with pytest.raises(SettingError, match="auto, linear or log"):
+        histogram_setting([spread], "logarithmic")

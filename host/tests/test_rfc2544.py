@@ -213,14 +213,17 @@ def test_rfc2544_refuses_a_used_directory(twin_link, tmp_path, capsys):
     assert (out / "trials.csv").read_text() == "kept\n" and sorted(p.name for p in out.iterdir()) == ["trials.csv"]
 
 
-@pytest.mark.parametrize("rate_mbps,ifg,latency_ns", [(990.0, 12, 1000.0), (1000.0, 1000, 1004.0)])
-def test_histogram_percentiles_hold_every_frames_latency(twin_link, rate_mbps, ifg, latency_ns):
+@pytest.mark.parametrize("rate_mbps,ifg,latency_ns,log", [(990.0, 12, 1000.0, False), (1000.0, 1000, 1004.0, False),
+                                                         (990.0, 12, 1000.0, True)])
+def test_histogram_percentiles_hold_every_frames_latency(twin_link, rate_mbps, ifg, latency_ns, log):
     """Percentiles from the gateware histogram against the exact latency of every frame (the sample
     FIFO at every frame): each exact nearest-rank percentile lies in the reported bin; the jitter
     accumulators equal the frames' own |latency change|. A 990 Mb/s
     egress queues a line-rate stream (latencies spread over microseconds); frames spaced 1000 bytes
     apart through a 1000 Mb/s path with a delay of 125.5 ticks each keep their own dithered arrival
-    phase, which rounds their exit to one tick or the next."""
+    phase, which rounds their exit to one tick or the next. Linear bins 32 ns wide from the middle
+    of the latencies; logarithmic ones (log) from the middle too, each bin at most a quarter of its
+    distance from the base wide."""
     from fpgatest.analysis import percentiles
     from fpgatest.tester import Stream
 
@@ -241,7 +244,7 @@ def test_histogram_percentiles_hold_every_frames_latency(twin_link, rate_mbps, i
 
         pilot = Tester.latency_summary(send())
         middle = (pilot["min"] + pilot["max"]) / 2       # bins from the middle on: some frames fall below
-        hist = t.set_histogram(1, middle, middle)
+        hist = t.set_histogram(1, middle, middle, log=log)
         dev.write("port1_cfg_sample_every", 1)
         try:
             port = send()
@@ -257,8 +260,9 @@ def test_histogram_percentiles_hold_every_frames_latency(twin_link, rate_mbps, i
     changes = [abs(b - a) for a, b in zip(arrival, arrival[1:])]
     assert lat["jitter_mean"] == pytest.approx(sum(changes) / (frames - 1), abs=1e-9)
     assert lat["jitter_max"] == max(changes) > 0
-    assert port["hist_below"] > 0 and (port["hist_above"] > 0) == (rate_mbps < 1000), "32 ns of bins"
-    pct = percentiles(bins, hist["base_ns"], hist["bin_ns"], port["hist_below"], port["hist_above"],
+    # linear: 64 bins of 0.5 ns (32 ns); logarithmic: 2^17 units of 0.5 ns (65.5 us) reach every frame
+    assert port["hist_below"] > 0 and (port["hist_above"] > 0) == (rate_mbps < 1000 and not log), "32 ns of bins"
+    pct = percentiles(bins, hist["edges_ns"], port["hist_below"], port["hist_above"],
                       lat["min"], lat["max"], ps=(1, 10, 25, 50, 75, 90, 99, 99.9, 100))
     for q in pct:
         truth = exact[max(1, math.ceil(q["p"] / 100 * frames)) - 1]
@@ -266,4 +270,5 @@ def test_histogram_percentiles_hold_every_frames_latency(twin_link, rate_mbps, i
             assert (truth >= q["low_ns"]) if q["low_ns"] is not None else (truth <= q["high_ns"]), (q, truth)
         else:
             assert q["low_ns"] <= truth <= q["high_ns"], (q, truth)
-            assert q["bound_ns"] == (q["high_ns"] - q["low_ns"]) / 2 + 4.0 <= hist["bin_ns"] / 2 + 4.0
+            widest = max(hist["bin_ns"], (q["high_ns"] - hist["base_ns"]) / 4) if log else hist["bin_ns"]
+            assert q["bound_ns"] == (q["high_ns"] - q["low_ns"]) / 2 + 4.0 <= widest / 2 + 4.0

@@ -28,6 +28,7 @@ CHECKER_DEFAULTS = {
     "cfg_cal_rx_cable": 0,
     "cfg_hist_base": 0,
     "cfg_hist_shift": 4,
+    "cfg_hist_log": 0,
     "cfg_hist_addr": 0,
     "cfg_sample_every": 0,
 }
