@@ -505,7 +505,7 @@ def cmd_rfc2544(args) -> int:
     plan = Rfc2544Plan(args.proto, parse_sizes(args.sizes, min_size(args.proto, vlan is not None)),
                        [(args.tx_port, args.rx_port)], accept_loss_percent=args.accept_loss_percent,
                        loss_step_percent=args.loss_step_percent, learning_frames=args.learning_frames,
-                       vlan=vlan, extra=extra, **timing)
+                       vlan=vlan, extra=extra, hist_scale=args.hist_scale, **timing)
     plan.check()
     tests = list(TESTS) if args.test == "all" else [args.test]
     out = Path(args.out) if args.out else DATA / "results" / time.strftime(f"rfc2544-{args.test}-%Y%m%d-%H%M%S")
@@ -913,7 +913,13 @@ def build_parser() -> argparse.ArgumentParser:
                                  "2001:db8:0:<port>::1 for IPv6)")
     frame_opts.add_argument("--dst-ip", type=ip_address, default=None,
                             help="destination address (default: the receiving port's, as --src-ip)")
-    stream_opts = Parser(add_help=False, parents=[frame_opts])
+    hist_opts = Parser(add_help=False)
+    hist_opts.add_argument("--hist-scale", choices=("auto", "linear", "log"), default="auto",
+                           help="the latency histogram's 64 bins (percentiles): linear over the latency range, "
+                                "or logarithmic (four bins an octave from just below the minimum, each at most a "
+                                "quarter of its distance from it wide); auto takes log for a heavy tail (the mean "
+                                "in the first 1/16 of the range)")
+    stream_opts = Parser(add_help=False, parents=[frame_opts, hist_opts])
     stream_opts.add_argument("--ifg", type=bounded(int, 12, MAX_U32, unit=" bytes"), default=12,
                              help="inter-frame gap in bytes (>= 12 = 96 ns)")
     stream_opts.add_argument("--rate", type=bounded(float, 0.0, 100.0, low_open=True, unit=" %"), default=None,
@@ -926,11 +932,6 @@ def build_parser() -> argparse.ArgumentParser:
                              default=None,
                              help=f"seconds per sample (default {BOARD_INTERVAL_S} on a board, "
                                   f"{TWIN_INTERVAL_S} simulated on the twin)")
-    stream_opts.add_argument("--hist-scale", choices=("auto", "linear", "log"), default="auto",
-                             help="the latency histogram's 64 bins (percentiles): linear over the latency range, "
-                                  "or logarithmic (four bins an octave from just below the minimum, each at most a "
-                                  "quarter of its distance from it wide); auto takes log for a heavy tail (the mean "
-                                  "in the first 1/16 of the range)")
 
     s = sub.add_parser("run", parents=[common, stream_opts], formatter_class=fmt_cls,
                        help="one stream with a live per-interval table")
@@ -944,7 +945,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--out", default=None, help="results directory (default build/results/sweep-PROTO-TIME)")
     s.set_defaults(func=cmd_sweep)
 
-    s = sub.add_parser("rfc2544", parents=[common, frame_opts], formatter_class=fmt_cls,
+    s = sub.add_parser("rfc2544", parents=[common, frame_opts, hist_opts], formatter_class=fmt_cls,
                        help="RFC 2544 benchmarks: throughput, latency, frame loss rate, back-to-back frames")
     s.add_argument("test", choices=["throughput", "latency", "loss", "back-to-back", "all"],
                    help="which benchmark (latency measures the throughput first: it runs at that rate)")

@@ -14,7 +14,7 @@ from pathlib import Path
 from fpgatest.analysis import (BYTE_NS, forwarding_mode, linear_fit, percentiles, rfc1242_latency, rfc1242_value,
                                theoretical_fps)
 from fpgatest.driver import TICK_NS
-from fpgatest.measure import drain, frames_lost, send_and_drain
+from fpgatest.measure import drain, frames_lost, histogram_setting, send_and_drain
 from fpgatest.output import bins_text, number_text, percentile_text, write_json_atomic
 from fpgatest.tester import MIN_IFG, SettingError, Stream, Tester, lat_ns
 
@@ -45,6 +45,7 @@ class Rfc2544Plan:
     burst_trials: int = 50            # RFC: at least 50, averaged
     drain_s: float = 2.0              # RFC: wait 2 s for residual frames
     learning_frames: int = 16         # frames sent backwards before a size's trials (RFC 2544 23 B)
+    hist_scale: str = "auto"          # the latency histogram's bins (measure.histogram_setting)
     vlan: int | None = None
     extra: dict = field(default_factory=dict)
 
@@ -207,25 +208,28 @@ class Bench:
                 resolution_percent=plan.resolution_percent, accept_loss_percent=plan.accept_loss_percent,
                 frames_per_s=fps, mbps=fps * size * 8 / 1e6 if fps else None,
                 latency_range_ns=[at[-1]["latency_min_ns"], at[-1]["latency_max_ns"]] if at else None,
+                latency_mean_ns=at[-1]["latency_mean_ns"] if at else None,
                 trials=len(trials)))
         return out
 
     # ---- 26.2 latency -------------------------------------------------------------------------------
 
-    def latency(self, flows, size, rate_percent, estimates: list) -> list[dict]:
+    def latency(self, flows, size, rate_percent, throughput: list[dict]) -> list[dict]:
         """latency_trials trials at the throughput rate; every frame is stamped (the RFC stamps one per
         trial), each trial gives its mean, and the trials' means are averaged as the RFC asks.
-        Percentiles come from each receiver's histogram, its 64 bins set over that flow's estimate (the
-        latency range of the throughput trial at this rate, or None) with a margin; frames outside are
-        counted apart."""
+        Percentiles come from each receiver's histogram, its 64 bins set over that flow's latency in
+        the throughput trial at this rate (its record in `throughput`: range and mean), as a sweep
+        sets them (measure.histogram_setting: linear with a margin, or logarithmic for a heavy tail);
+        frames outside are counted apart."""
         plan = self.plan
         hists = []
-        for (_, rx), estimate in zip(flows, estimates):
+        for (_, rx), found in zip(flows, throughput):
             hist = None
-            if estimate is not None:
-                low, high = estimate
-                margin = max(8.0, 0.25 * (high - low))
-                hist = self.t.set_histogram(rx, max(0.0, low - margin), high + margin)
+            if found["latency_range_ns"] is not None:
+                low, high = found["latency_range_ns"]
+                estimate = {"lat_count": 1, "latency_min_ns": low, "latency_max_ns": high,
+                            "latency_mean_ns": found["latency_mean_ns"]}
+                hist = self.t.set_histogram(rx, *histogram_setting([estimate], plan.hist_scale))
             hists.append(hist)
         trials = [self.trial("latency", flows, size, rate_percent, plan.frames(size, rate_percent, plan.latency_trial_s),
                              histogram=any(h is not None for h in hists))
@@ -370,7 +374,7 @@ def run(bench: Bench, tests: list[str], out: Path, meta: dict) -> dict:
                 results["throughput"] += tput
             if "latency" in tests:
                 rate = tput[0]["throughput_percent"]
-                results["latency"] += (bench.latency(flows, size, rate, [r["latency_range_ns"] for r in tput]) if rate
+                results["latency"] += (bench.latency(flows, size, rate, tput) if rate
                                        else [Bench._record(flows, flow, size, rate_percent=None, fifo_ns=None, trials=0)
                                              for flow in flows])
             if "loss" in tests:
