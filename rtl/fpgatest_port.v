@@ -24,10 +24,11 @@
  * records, so a snapshot holds exactly what happened in the tester clock before its edge. Bounds:
  * the wire gives at most four records per 84 tester clocks (the SFD of a frame sent, the end of a
  * frame received, its result, the reflector's drop of it), the engines take one per two engine clocks when nothing is busy, a
- * result in 5 engine clocks, and wait at most one counter round (N + 3 clocks) and one result for a
+ * result in 5 engine clocks (longer while the histogram copies its bins: fpgatest_latency_stats
+ * holds its ready low then), and wait at most one counter round (N + 3 clocks) and one result for a
  * marker.
  * Port signals marked "engine clock" belong to eng_clk; all others to clk. Pulses marked "marker"
- * travel to the engines as markers in the record stream. Numbering of the counters:
+ * travel to the engines as markers in the record stream.
  *
  * A port with both directions has a reflector (REFLECT_LOG2 > 0: fpgatest_reflector, a ring of
  * 2^REFLECT_LOG2 bytes). cfg_reflect bits:
@@ -40,6 +41,8 @@
  * alone the generator runs; an answer waits for the end of its run, and a start while an answer is
  * held is refused (ERR_REFLECT). Reflected frames and answers count as frames sent. A port without
  * a reflector keeps REFLECT_ON's refusal only.
+ *
+ * Numbering of the event counters:
  *
  * counter  name               meaning
  *    0  tx_frames          frames sent
