@@ -425,6 +425,12 @@ class Tester:
         frames after it; set it while the port receives nothing."""
         base, shift = self.histogram_bins(low_ns, high_ns, log)
         self._write_words(port, {"cfg_hist_base": base, "cfg_hist_shift": shift, "cfg_hist_log": int(log)})
+        return self.histogram_record(base, shift, log)
+
+    @staticmethod
+    def histogram_record(base: int, shift: int, log: bool) -> dict:
+        """The bins as set_histogram reports them: base and unit (the narrowest bin) in ns, the scale,
+        and every bin's edges in ns."""
         return {"base_ns": lat_ns(base), "bin_ns": lat_ns(1 << shift), "bins": HIST_BINS,
                 "scale": "log" if log else "linear", "edges_ns": [lat_ns(e) for e in histogram_edges(base, shift, log)]}
 

@@ -4,7 +4,7 @@
 import pytest
 
 from fpgatest.measure import SweepPlan, _Bins, histogram_setting
-from fpgatest.tester import HIST_BINS, SettingError, Tester, histogram_edges, lat_ns
+from fpgatest.tester import SettingError, Tester, histogram_edges, lat_ns
 
 
 class Histogram:
@@ -17,8 +17,7 @@ class Histogram:
     def set_histogram(self, port: int, low_ns: float, high_ns: float, log: bool = False) -> dict:
         base, shift = Tester.histogram_bins(low_ns, high_ns, log)
         self.settings.append((low_ns, high_ns, log))
-        return {"base_ns": lat_ns(base), "bin_ns": lat_ns(1 << shift), "bins": HIST_BINS,
-                "edges_ns": [lat_ns(e) for e in histogram_edges(base, shift, log)]}
+        return Tester.histogram_record(base, shift, log)
 
 
 def run(latencies: list[tuple], plan: SweepPlan | None = None) -> list[tuple[int, float]]:
