@@ -7,13 +7,16 @@
 
 /*
  * Input: frame bytes after the SFD (from fpgatest_rx_cdc) with the low STAMP_W bits of the RX tick.
- * Each frame ends in exactly one class: runt, giant, FCS error (incl. rx_er), foreign (no valid
- * signature), other stream, or test frame. For test frames:
+ * Each frame ends in exactly one class: runt, giant, FCS error (incl. rx_er), management (a good
+ * frame without a signature whose destination is MGMT_MAC, when it is not 0: the host's Etherbone
+ * traffic on this port), foreign (any other good frame without a valid signature), other stream, or
+ * test frame. For test frames:
  *   latency = (RX tick - TX tick) * 2^LAT_FRAC_BITS - cal_internal - cal_tx_cable - cal_rx_cable
  * in 1/16 tick units (0.5 ns), saturated to 0 .. 2^32-1.
  */
 module fpgatest_checker #(
-    parameter STAMP_W = 24
+    parameter STAMP_W = 24,
+    parameter [47:0] MGMT_MAC = 48'd0     // 0: no management frames on this port
 ) (
     input  wire               clk,
     input  wire               rst,
@@ -48,6 +51,7 @@ module fpgatest_checker #(
     output reg                cnt_runt,
     output reg                cnt_giant,
     output reg                cnt_foreign,
+    output reg                cnt_mgmt,
     output reg                cnt_other_stream,
     output reg                cnt_lat_clamped
 );
@@ -66,8 +70,10 @@ reg                b_abort;            // b_valid && b_first while a frame is op
 reg                in_frame_reg;       // a frame is open (parse, below)
 reg  [7:0]         b_data;
 reg  [STAMP_W-1:0] b_stamp;
+integer            m;
 reg                b_is_00, b_is_dd, b_is_a8, b_is_08, b_is_86, b_is_81, b_is_88, b_is_45, b_is_6x;
 reg                b_is_l4_v4, b_is_l4_v6;   // UDP or ICMP (IPv4), UDP or ICMPv6 (IPv6)
+reg  [5:0]         b_is_mgmt;                // byte k of MGMT_MAC (bit k)
 
 always @(posedge clk) begin
     b_valid <= s_valid;
@@ -90,6 +96,8 @@ always @(posedge clk) begin
     b_is_l4_v4 <= s_data == 8'd17 || s_data == 8'd1;
     b_is_l4_v6 <= s_data == 8'd17 || s_data == 8'd58;
     b_is_6x <= s_data[7:4] == 4'h6;
+    for (m = 0; m < 6; m = m + 1)
+        b_is_mgmt[m] <= s_data == MGMT_MAC[8 * (5 - m) +: 8];
     if (rst) begin
         b_valid <= 1'b0;
         b_end <= 1'b0;
@@ -142,6 +150,7 @@ wire        et_ipv6 = eh_86_reg && b_is_dd;
 wire        et_tag  = (eh_81_reg && b_is_00) || (eh_88_reg && b_is_a8);
 reg  [5:0]  sig_wait_reg;
 reg         sig_armed_reg, is_v4_reg, is_v6_reg;
+reg         mgmt_reg;             // every destination byte so far is MGMT_MAC's
 reg         in_sig;               // this byte belongs to the signature (decided one byte ahead)
 
 // frame end: the byte flagged last, or a new frame starting while one is open (lost end marker)
@@ -150,6 +159,7 @@ reg         end_err_reg;
 reg  [31:0] end_crc_reg, end_sig_check_reg, end_sig_crc_reg;
 reg  [15:0] end_len_reg;
 reg         end_sig_full_reg;
+reg         end_mgmt_reg;
 reg  [15:0] end_stream_reg;
 reg  [47:0] end_seq_reg, end_tx_reg;
 reg  [63:0] end_rx_tick_reg;
@@ -184,7 +194,12 @@ always @(posedge clk) begin
             sig_wait_reg <= sig_wait_reg - 6'd1;
         // the next byte is a signature byte: the countdown ends now, or the signature goes on
         in_sig <= in_sig ? sig_cnt_reg < 5'd17 : (sig_armed_reg && sig_wait_reg == 6'd1);
+        // the destination address: bytes 1-5 (byte 0 below)
+        for (m = 1; m < 6; m = m + 1)
+            if (!b_first && nxt_oh[m] && !b_is_mgmt[m])
+                mgmt_reg <= 1'b0;
         if (b_first) begin
+            mgmt_reg <= MGMT_MAC != 48'd0 && b_is_mgmt[0];
             vlan_reg <= 1'b0;
             r3_oh <= 10'd0;
             sig_armed_reg <= 1'b0;
@@ -247,6 +262,7 @@ always @(posedge clk) begin
         end_len_reg <= b_first ? 16'd1 : idx_reg + 16'd1;
         // the signature is complete once 18 bytes were taken; the check covers the first 14
         end_sig_full_reg <= l3_ok_reg && sig_cnt_reg == 5'd18;
+        end_mgmt_reg <= mgmt_reg;          // (a frame of fewer than 6 bytes is a runt)
         end_sig_check_reg <= sig_reg[31:0];
         end_sig_crc_reg <= sig_crc_reg;
         end_stream_reg <= sig_reg[143:128];
@@ -271,7 +287,7 @@ end
 // ---------------------------------------------------------------------------------------------
 // frame end, second clock: the comparisons (FCS residue, signature check, length limits, stream id)
 // ---------------------------------------------------------------------------------------------
-reg         fin_valid_reg, fin_fcs_ok_reg, fin_err_reg, fin_sig_ok_reg;
+reg         fin_valid_reg, fin_fcs_ok_reg, fin_err_reg, fin_sig_ok_reg, fin_mgmt_reg;
 reg         fin_short_reg, fin_long_reg, fin_stream_ok_reg;   // < 64 B, > cfg_max_size, our stream id
 reg  [15:0] fin_len_reg;
 reg  [47:0] fin_seq_reg, fin_tx_reg;
@@ -282,6 +298,7 @@ always @(posedge clk) begin
     fin_fcs_ok_reg <= end_crc_reg == FCS_RESIDUE;
     fin_err_reg <= end_err_reg;
     fin_sig_ok_reg <= end_sig_full_reg && end_sig_check_reg == end_sig_crc_reg;
+    fin_mgmt_reg <= end_mgmt_reg;
     fin_len_reg <= end_len_reg;
     fin_short_reg <= end_len_reg < 16'd64;
     fin_long_reg <= end_len_reg > cfg_max_size;
@@ -302,7 +319,8 @@ wire is_bad   = !is_runt && !is_giant && (!fin_fcs_ok_reg || fin_err_reg);
 wire is_good  = !is_runt && !is_giant && !is_bad;
 wire is_test  = is_good && fin_sig_ok_reg && fin_stream_ok_reg;
 wire is_other = is_good && fin_sig_ok_reg && !fin_stream_ok_reg;
-wire is_foreign = is_good && !fin_sig_ok_reg;
+wire is_mgmt = is_good && !fin_sig_ok_reg && fin_mgmt_reg;
+wire is_foreign = is_good && !fin_sig_ok_reg && !fin_mgmt_reg;
 
 // latency pipeline
 reg        lat_valid1_reg, lat_valid2_reg;
@@ -310,7 +328,7 @@ reg [47:0] lat_ticks_reg, lat_seq1_reg;
 reg [63:0] lat_rx1_reg;
 reg [33:0] cal_total_reg;
 reg [49+LAT_FRAC_BITS:0] lat_raw_reg;
-reg [6:0]  cls1_reg, cls2_reg;         // frame ended, runt, giant, bad, test, other stream, foreign
+reg [7:0]  cls1_reg, cls2_reg;         // frame ended, runt, giant, bad, test, other stream, foreign, management
 reg [15:0] len1_reg, len2_reg;
 
 always @(posedge clk) begin
@@ -342,25 +360,27 @@ always @(posedge clk) begin
     // the frame's class leaves at stage 3 with its result: a snapshot between the two cannot split
     // a test frame from its latency
     cls1_reg <= {fin_valid_reg, fin_valid_reg && is_runt, fin_valid_reg && is_giant, fin_valid_reg && is_bad,
-                 fin_valid_reg && is_test, fin_valid_reg && is_other, fin_valid_reg && is_foreign};
+                 fin_valid_reg && is_test, fin_valid_reg && is_other, fin_valid_reg && is_foreign,
+                 fin_valid_reg && is_mgmt};
     len1_reg <= fin_len_reg;
     cls2_reg <= cls1_reg;
     len2_reg <= len1_reg;
-    {cnt_rx_frame, cnt_runt, cnt_giant, cnt_fcs_error, cnt_test, cnt_other_stream, cnt_foreign} <= cls2_reg;
+    {cnt_rx_frame, cnt_runt, cnt_giant, cnt_fcs_error, cnt_test, cnt_other_stream, cnt_foreign, cnt_mgmt} <= cls2_reg;
     cnt_rx_len <= len2_reg;
 
     if (rst) begin
         lat_valid1_reg <= 1'b0;
         lat_valid2_reg <= 1'b0;
         res_valid <= 1'b0;
-        cls1_reg <= 7'd0;
-        cls2_reg <= 7'd0;
+        cls1_reg <= 8'd0;
+        cls2_reg <= 8'd0;
         cnt_rx_frame <= 1'b0;
         cnt_test <= 1'b0;
         cnt_fcs_error <= 1'b0;
         cnt_runt <= 1'b0;
         cnt_giant <= 1'b0;
         cnt_foreign <= 1'b0;
+        cnt_mgmt <= 1'b0;
         cnt_other_stream <= 1'b0;
         cnt_lat_clamped <= 1'b0;
     end

@@ -16,7 +16,8 @@
  * With cfg_icmp the IP payload is an ICMP echo request (IPv4 type 8, ICMPv6 type 128) instead of UDP:
  * identifier cfg_udp_src, echo sequence number the low 16 bits of the frame's, signature and padding
  * as the echo data, the ICMP checksum right for every frame. A frame starts only while win_open is
- * set (fpgatest_window: at most a window of frames without a reply); a closed window stretches the gap.
+ * set (fpgatest_window: at most a window of frames without a reply; fpgatest_port also closes it
+ * while a management frame takes the wire); a closed window stretches the gap.
  */
 module fpgatest_gen (
     input  wire         clk,
@@ -179,9 +180,10 @@ localparam [6:0] FILL_L2 = 7'd8, FILL_ETYPE = 7'd26, FILL_IPV4 = 7'd28, FILL_IPV
 localparam [6:0] PREP_LAST = 7'd124;   // the last fill byte is written and summed at FILL_END + 1
 
 reg  [6:0]  prep_cnt_reg;
-reg         prep_last_reg;         // prep_cnt is PREP_LAST (flagged a clock ahead)
+reg         prep_last_reg;         // prep_cnt is PREP_LAST (flagged a clock ahead; held there while
+                                   // the first frame waits for win_open)
 always @(posedge clk)
-    prep_last_reg <= prep_cnt_reg == PREP_LAST - 7'd1;
+    prep_last_reg <= prep_cnt_reg == PREP_LAST - 7'd1 || (prep_last_reg && state_reg == ST_PREP && !win_open);
 
 // the bytes of every segment in fill order, first byte in the top bits; byte k is taken at prep_cnt
 // k (the first FILL_L2 entries are never taken: the derived lengths settle meanwhile; the last six
@@ -396,11 +398,13 @@ always @(posedge clk) begin
             // a run starts with load_reg, below
         end
         ST_PREP: begin
-            // derived registers settle, the header template is written and its checksum words summed
-            prep_cnt_reg <= prep_cnt_reg + 7'd1;
+            // derived registers settle, the header template is written and its checksum words summed;
+            // the first frame, like every other, starts only while win_open is set
+            if (!prep_last_reg)
+                prep_cnt_reg <= prep_cnt_reg + 7'd1;
             if (ctl_stop) begin
                 state_reg <= ST_IDLE;
-            end else if (prep_last_reg) begin
+            end else if (prep_last_reg && win_open) begin
                 state_reg <= ST_FRAME;
                 pos_reg <= 16'd0;
                 at_pos_reg[0] <= 1'b1;

@@ -69,11 +69,19 @@
  *   21  rx_fifo_overflow   frames damaged by a full RX clock-crossing FIFO
  *   22  record_dropped     per-frame records lost to a full record FIFO (their events are missing)
  *   23  reflect_dropped    frames the reflector was to send back that found its ring or queue full
+ *   24  mgmt_frames        good frames to MGMT_MAC without a signature (management traffic, not foreign)
+ *
+ * Management. A build with Etherbone on this port (litex_soc/management.py) gives the core's MAC
+ * as MGMT_MAC: the checker counts the host's frames to it apart (mgmt_frames), and the core's
+ * replies take the transmitter between frames: while tx_hold is set neither the generator nor the
+ * reflector starts a frame (the generator's gap stretches, as for a closed window; what it sends
+ * is not otherwise changed, and its TX stamps stay those of its own SFDs).
  */
 module fpgatest_port #(
     parameter WITH_TX = 1,   // 0: no generator (its outputs read 0)
     parameter WITH_RX = 1,   // 0: no receive side (checker, statistics, tracker read 0)
-    parameter REFLECT_LOG2 = 0  // > 0 (with both directions): a reflector with a ring of 2^REFLECT_LOG2 bytes
+    parameter REFLECT_LOG2 = 0,  // > 0 (with both directions): a reflector with a ring of 2^REFLECT_LOG2 bytes
+    parameter [47:0] MGMT_MAC = 48'd0  // not 0: the MAC of a management core (Etherbone) beside this port
 ) (
     // clocks and time
     input  wire           clk,
@@ -88,6 +96,7 @@ module fpgatest_port #(
     output wire [7:0]     gmii_txd,
     output wire           gmii_tx_en,
     output wire           gmii_tx_er,
+    input  wire           tx_hold,                // no frame starts while set (a management frame takes the wire)
     input  wire [7:0]     gmii_rxd,
     input  wire           gmii_rx_dv,
     input  wire           gmii_rx_er,
@@ -200,6 +209,10 @@ end
 
 // cfg_reflect's bits (the host reads them as FPGATEST_REFLECT_ON/ARP/ND masks from csr.json)
 localparam REFLECT_ON_BIT = 0, REFLECT_ARP_BIT = 1, REFLECT_ND_BIT = 2;
+// tx_hold: a frame that starts while it is set had been decided before it rose, and its first
+// tx_en clock comes fewer than TX_HOLD_CLOCKS clocks after the rise (sim/gen: at most 4); whoever
+// holds the wire waits that long, and MIN_GAP idle clocks, before it sends (litex_soc/management.py)
+localparam TX_HOLD_CLOCKS = 16;
 
 // =============================================================================================
 // tester clock: generator, RX clock crossing, checker
@@ -217,7 +230,7 @@ wire        cdc_cnt_overflow;
 wire        chk_cnt_rx_frame;
 wire [15:0] chk_cnt_rx_len;
 wire        chk_cnt_test, chk_cnt_fcs_error, chk_cnt_runt, chk_cnt_giant;
-wire        chk_cnt_foreign, chk_cnt_other_stream, chk_cnt_lat_clamped;
+wire        chk_cnt_foreign, chk_cnt_mgmt, chk_cnt_other_stream, chk_cnt_lat_clamped;
 wire        win_open, win_error;
 wire        refl_busy, refl_cnt_tx_frame, refl_cnt_dropped;
 wire [15:0] refl_cnt_tx_len;
@@ -290,7 +303,7 @@ if (WITH_TX) begin : tx
         .cfg_burst_len       (cfg_burst_len),
         .cfg_burst_gap       (cfg_burst_gap),
         .cfg_count           (cfg_count),
-        .win_open            (win_open),
+        .win_open            (win_open && !tx_hold),
         .win_error           (win_error),
         .tx_taken            (cfg_reflect[REFLECT_ON_BIT] || refl_busy),
         .gmii_txd            (gen_txd),
@@ -335,7 +348,7 @@ if (WITH_RX) begin : rx
         .cnt_overflow        (cdc_cnt_overflow)
     );
 
-    fpgatest_checker checker_inst (
+    fpgatest_checker #(.MGMT_MAC(MGMT_MAC)) checker_inst (
         .clk                 (clk),
         .rst                 (rst),
         .time_tick           (time_tick),
@@ -361,6 +374,7 @@ if (WITH_RX) begin : rx
         .cnt_runt            (chk_cnt_runt),
         .cnt_giant           (chk_cnt_giant),
         .cnt_foreign         (chk_cnt_foreign),
+        .cnt_mgmt            (chk_cnt_mgmt),
         .cnt_other_stream    (chk_cnt_other_stream),
         .cnt_lat_clamped     (chk_cnt_lat_clamped)
     );
@@ -377,6 +391,7 @@ end else begin : no_rx
     assign chk_cnt_runt = 0;
     assign chk_cnt_giant = 0;
     assign chk_cnt_foreign = 0;
+    assign chk_cnt_mgmt = 0;
     assign chk_cnt_other_stream = 0;
     assign chk_cnt_lat_clamped = 0;
 end
@@ -402,6 +417,7 @@ if (WITH_TX && WITH_RX && REFLECT_LOG2 > 0) begin : reflect
         .s_err               (rx_err),
         .gen_busy            (stat_tx_busy),
         .gen_tx_en           (gen_tx_en),
+        .tx_hold             (tx_hold),
         .gmii_txd            (refl_txd),
         .gmii_tx_en          (refl_tx_en),
         .busy                (refl_busy),
@@ -437,12 +453,12 @@ wire [15:0] tx_len = gen_cnt_tx_frame ? gen_cnt_tx_len : refl_cnt_tx_len;
 //                 lost between two that get through)
 //   tx, tx_len          1 + 16  a frame's SFD went out; its size in bytes
 //   rx, rx_len          1 + 16  a frame ended; its size in bytes; its class:
-//   test, fcs_error, runt, giant, foreign, other_stream             1 each
+//   test, fcs_error, runt, giant, foreign, other_stream, mgmt       1 each
 //   overflow            1       a frame was damaged by a full RX crossing FIFO
 //   reflect_dropped     1       a frame to be reflected found no room
 //   res, lat_clamped    1 + 1   a test frame's result (and its latency was clamped):
 //   seq, latency, rx_tick       48 + 32 + 64
-localparam RW = 2 + 5 + 8 + 17 + 17 + 6 + 1 + 1 + 2 + 48 + 32 + 64;
+localparam RW = 2 + 5 + 8 + 17 + 17 + 7 + 1 + 1 + 2 + 48 + 32 + 64;
 // bits of single fields, and the top bit of the lost total
 localparam R_RES = 64 + 32 + 48 + 1, R_REFLECT_DROPPED = R_RES + 1, R_OVERFLOW = R_RES + 2;
 localparam R_SNAPSHOT = RW - 3, R_CLEAR = RW - 4, R_LOST = RW - 8, R_TX = R_LOST - 8, R_RX = R_TX - 17;
@@ -484,7 +500,7 @@ always @(posedge clk) begin
                    tx_frame, tx_len,
                    chk_cnt_rx_frame, chk_cnt_rx_len,
                    chk_cnt_test, chk_cnt_fcs_error, chk_cnt_runt, chk_cnt_giant, chk_cnt_foreign,
-                   chk_cnt_other_stream, cdc_cnt_overflow, refl_cnt_dropped,
+                   chk_cnt_other_stream, chk_cnt_mgmt, cdc_cnt_overflow, refl_cnt_dropped,
                    res_valid, chk_cnt_lat_clamped, res_seq, res_latency, res_rx_tick};
     // markers a new record takes along start again from zero; those it holds back stay, and a
     // failed record gives its back
@@ -540,7 +556,7 @@ end
 wire [1:0]  e_marks;
 wire        e_snapshot, e_clear, e_clear_stats, e_clear_hist, e_flush;
 wire [7:0]  e_lost;
-wire        e_tx, e_rx, e_test, e_fcs_error, e_runt, e_giant, e_foreign, e_other_stream, e_overflow;
+wire        e_tx, e_rx, e_test, e_fcs_error, e_runt, e_giant, e_foreign, e_other_stream, e_mgmt, e_overflow;
 wire        e_reflect_dropped;
 wire        e_res, e_lat_clamped;
 wire [15:0] e_tx_len, e_rx_len;
@@ -551,7 +567,7 @@ wire [1:0]  e_marks_raw;
 wire [4:0]  e_mark_bits;
 wire        e_tx_raw, e_rx_raw, e_res_raw;
 assign {e_marks_raw, e_mark_bits, e_lost, e_tx_raw, e_tx_len, e_rx_raw, e_rx_len,
-        e_test, e_fcs_error, e_runt, e_giant, e_foreign, e_other_stream, e_overflow, e_reflect_dropped,
+        e_test, e_fcs_error, e_runt, e_giant, e_foreign, e_other_stream, e_mgmt, e_overflow, e_reflect_dropped,
         e_res_raw, e_lat_clamped, e_seq, e_latency, e_rx_tick} = e_reg;
 assign e_marks = e_valid_reg ? e_marks_raw : 2'd0;
 assign {e_snapshot, e_clear, e_clear_stats, e_clear_hist, e_flush} = e_valid_reg ? e_mark_bits : 5'd0;
@@ -699,24 +715,24 @@ assign stat_seq_busy = trk_busy || marks_out;
 assign stat_counters_busy = cnt_busy || marks_out;
 
 // event counters, numbered as in the table above (bit/slice i = counter i). Records come at most
-// one per two clocks, so one round (N clocks) adds at most 12 amounts below 2^14: 18-bit pending.
-localparam N_COUNTERS = 24;
+// one per two clocks, so one round (N clocks) adds at most 13 amounts below 2^14: 18-bit pending.
+localparam N_COUNTERS = 25;
 localparam PW = 18;
 localparam [PW-1:0] ONE = 1;
 
 fpgatest_counters #(
     .N         (N_COUNTERS),
     .PENDING_W (PW),
-    .WIDE_MASK (24'b010000000000000000001010)  // tx_bytes, rx_bytes, record_dropped
+    .WIDE_MASK (25'b0010000000000000000001010)  // tx_bytes, rx_bytes, record_dropped
 ) counters_inst (
     .clk          (eng_clk),
     .rst          (eng_rst),
-    .inc_valid    ({e_valid_reg && e_reflect_dropped, e_valid_reg && e_lost_new != 0, e_valid_reg && e_overflow, trk_cnt_event_dropped,
-                    trk_cnt_input_dropped, trk_cnt_stale, trk_cnt_duplicate, trk_cnt_late, trk_cnt_received,
+    .inc_valid    ({e_rx && e_mgmt, e_valid_reg && e_reflect_dropped, e_valid_reg && e_lost_new != 0,
+                    e_valid_reg && e_overflow, trk_cnt_event_dropped, trk_cnt_input_dropped, trk_cnt_stale, trk_cnt_duplicate, trk_cnt_late, trk_cnt_received,
                     st_cnt_sample_dropped, st_cnt_hist_above, st_cnt_hist_below, st_cnt_lat,
                     e_res && e_lat_clamped, e_rx && e_other_stream, e_rx && e_foreign, e_rx && e_giant,
                     e_rx && e_runt, e_rx && e_fcs_error, e_rx && e_test, e_rx, e_rx, e_tx, e_tx}),
-    .inc_amount   ({ONE, {{(PW-8){1'b0}}, e_lost_new},
+    .inc_amount   ({ONE, ONE, {{(PW-8){1'b0}}, e_lost_new},
                     {18{ONE}},
                     {{(PW-16){1'b0}}, e_rx_len}, ONE,
                     {{(PW-16){1'b0}}, e_tx_len}, ONE}),

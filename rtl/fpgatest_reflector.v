@@ -80,6 +80,7 @@ module fpgatest_reflector #(
     // the port's transmitter
     input  wire        gen_busy,          // the generator has a run in progress
     input  wire        gen_tx_en,         // the generator's frame on the wire
+    input  wire        tx_hold,           // no frame starts (a management frame takes the wire)
     output reg  [7:0]  gmii_txd,
     output reg         gmii_tx_en,
     output wire        busy,              // a frame held or on the wire
@@ -296,7 +297,8 @@ wire        p_nd = cfg_nd && p_v6_reg && p_icmp_reg && p_ns_reg && p_addr_ok_reg
 wire        p_reflect = cfg_on && p_mac_ok_reg;
 wire        p_good = p_intact && (p_arp || p_nd || p_reflect);
 wire        p_send = p_good && !p_lost_reg;
-assign      cnt_dropped = p_valid_reg && p_on_reg && p_good && p_lost_reg;
+// (a frame that found every slot taken has none: it is parsed all the same, and counted)
+assign      cnt_dropped = p_valid_reg && p_good && (!p_on_reg || p_lost_reg);
 
 // RFC 1624 eq. 3: HC' = ~(~HC + ~m + m'), m the type/code word before (0x0800, 0x8000) and m' after
 // (0x0000, 0x8100)
@@ -358,7 +360,7 @@ wire [AW:0] h_start = head[2*(AW+1)-1:AW+1];
 wire [AW:0] h_end = head[AW:0];
 wire [AW:0] h_len = h_end - h_start;               // (at most 2^AW bytes)
 // the first preamble byte goes out two clocks after the decision: MIN_GAP idle clocks before it
-wire        wire_free = !gen_busy && !gen_tx_en && !gmii_tx_en && idle_reg >= MIN_GAP - 5'd2;
+wire        wire_free = !gen_busy && !gen_tx_en && !gmii_tx_en && idle_reg >= MIN_GAP - 5'd2 && !tx_hold;
 
 // where byte j of the answer comes from in the received frame (the swapped fields; the bytes an
 // answer makes itself are put in by t_byte below)

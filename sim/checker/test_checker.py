@@ -241,6 +241,53 @@ async def run_test_frame_classes(dut):
     assert await tb.pop_events() == [(11, 4)], "one loss event: sequence numbers 11..14"
 
 
+MGMT_MAC = 0x10E2D5000001   # the management core's MAC in the build of run_test_management_frames
+
+
+@cocotb.test()
+async def run_test_management_frames(dut):
+    """Built with MGMT_MAC: good frames to it without a signature are management frames, counted apart
+    from foreign ones; a frame to it with a bad FCS is an FCS error, one with our signature a test
+    frame; a destination that differs from MGMT_MAC in any one byte, or broadcast, is foreign."""
+    tb = TB(dut, rx_ppm=0)
+    await tb.reset()
+    await tb.pulse("ctl_clear")
+    mgmt = ":".join(f"{(MGMT_MAC >> s) & 0xFF:02x}" for s in range(40, -1, -8))
+    cfg = StreamConfig(proto=PROTO_IPV4, size=100)
+    expected = {"stat_mgmt_frames": 0, "stat_foreign": 0, "stat_fcs_errors": 0, "stat_test_frames": 0}
+    sends = []
+
+    def add(data: bytes, kind: str):
+        sends.append(GmiiFrame.from_raw_payload(data))
+        expected[kind] += 1
+
+    request = Ether(dst=mgmt, src="02:00:00:00:00:99") / IP(dst="192.168.1.50") / UDP(dport=1234) / Raw(bytes(20))
+    for size in (0, 1, 200, 1400):   # Etherbone records of several lengths, each a management frame
+        add(with_fcs(bytes(request / Raw(bytes(size)))), "stat_mgmt_frames")
+    for k in range(6):               # one byte of the destination wrong
+        wrong = MGMT_MAC ^ (0x01 << (8 * (5 - k)))
+        dst = ":".join(f"{(wrong >> s) & 0xFF:02x}" for s in range(40, -1, -8))
+        add(with_fcs(bytes(Ether(dst=dst) / IP() / UDP() / Raw(bytes(30)))), "stat_foreign")
+    add(with_fcs(bytes(Ether(dst="ff:ff:ff:ff:ff:ff") / ARP(pdst="192.168.1.50") / Raw(bytes(18)))), "stat_foreign")
+    bad = bytearray(with_fcs(bytes(request)))
+    bad[40] ^= 0x10
+    add(bytes(bad), "stat_fcs_errors")
+    signed = bytearray(cfg.frame(0, 50)[:-4])
+    signed[0:6] = MGMT_MAC.to_bytes(6, "big")
+    add(with_fcs(bytes(signed)), "stat_test_frames")
+    for k in range(3):               # back to back with test frames
+        add(cfg.frame(1 + k, 60), "stat_test_frames")
+        add(with_fcs(bytes(request)), "stat_mgmt_frames")
+    for frame in sends:
+        await tb.rx_source.send(frame)
+    await tb.rx_source.wait()
+    await ClockCycles(dut.clk, 500)
+    s = await tb.snapshot()
+    assert {k: s[k] for k in expected} == expected
+    assert s["stat_rx_frames"] == len(sends)
+    assert s["stat_other_stream"] == s["stat_runts"] == s["stat_giants"] == 0
+
+
 @cocotb.test()
 @cocotb.parametrize(ppm=[100, -100])
 async def run_test_rx_clock_offset(dut, ppm):
@@ -402,3 +449,8 @@ SCENARIOS = ["run_test_loopback_latency_exact", "run_test_statistics", "run_test
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_checker(scenario):
     run("checker.test_checker", "tb_port", "tb_port", testcase=scenario)
+
+
+def test_checker_management_frames():
+    run("checker.test_checker", "tb_port", "tb_port_mgmt", testcase="run_test_management_frames",
+        parameters={"MGMT_MAC": f"48'h{MGMT_MAC:012x}"})

@@ -68,6 +68,7 @@ class TB:
         for p in CTL:
             getattr(dut, p.name).value = 0
         dut.eng_marker_sent.value = 0
+        dut.tx_hold.value = 0
         dut.cnt_rd_addr.value = 0
         self.tx_sink = GmiiSink(dut.gmii_txd, dut.gmii_tx_er, dut.gmii_tx_en, dut.clk, dut.rst)
         self.rx_source = None
@@ -224,3 +225,54 @@ class TB:
         self.tick0_time_ps = int(cocotb.utils.get_sim_time("ps"))
         await RisingEdge(self.dut.clk)
 
+
+
+class TxHold:
+    """Drives the port's tx_hold (a management frame wanting the wire, litex_soc/management.py) in
+    random holds and gaps, and records (tx_hold, gmii_tx_en) at every clock."""
+
+    def __init__(self, dut, rng):
+        self.dut, self.rng = dut, rng
+        self.trace = []
+        self._task = None
+        cocotb.start_soon(self._watch())
+
+    async def _watch(self):
+        while True:
+            await RisingEdge(self.dut.clk)
+            self.trace.append((int(self.dut.tx_hold.value), int(self.dut.gmii_tx_en.value)))
+
+    async def _toggle(self):
+        rng = self.rng
+        while True:
+            self.dut.tx_hold.value = 1
+            await ClockCycles(self.dut.clk, rng.choice([1, 2, 3, 5, 17, rng.randrange(20, 400)]))
+            self.dut.tx_hold.value = 0
+            await ClockCycles(self.dut.clk, rng.choice([1, 2, 11, 12, rng.randrange(13, 300)]))
+
+    def start(self):
+        self._task = cocotb.start_soon(self._toggle())
+
+    def stop(self):
+        if self._task is not None:
+            self._task.cancel()
+            self._task = None
+        self.dut.tx_hold.value = 0
+
+    def starts(self) -> list[tuple[int, int]]:
+        """(clocks the hold had lasted, idle clocks before) for every frame start on tx_en."""
+        out, held, idle = [], 0, 10**9
+        for k, (hold, en) in enumerate(self.trace):
+            held = held + 1 if hold else 0
+            if en and k and not self.trace[k - 1][1]:
+                out.append((held, idle))
+            idle = 0 if en else idle + 1
+        return out
+
+    def long_holds(self, clocks: int) -> int:
+        """Clocks at which the hold had lasted at least `clocks`."""
+        held, n = 0, 0
+        for hold, _ in self.trace:
+            held = held + 1 if hold else 0
+            n += held >= clocks
+        return n

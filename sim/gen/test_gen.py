@@ -3,6 +3,7 @@
 
 import json
 import os
+import random
 
 import cocotb
 import pytest
@@ -14,7 +15,9 @@ from scapy.utils import rdpcap, wrpcap
 
 from common.frames import PROTO_IPV4, PROTO_IPV6, PROTO_RAW, StreamConfig, min_size, parse_signature
 from common.runner import SIM_BUILD, run, worker_suffix
-from common.tb import TB
+from common.tb import TB, TxHold
+from common.harness import RTL
+from litex_soc.verilog_ports import module_values
 
 # the TX stamp is the tick while the SFD is on gmii_txd; cocotbext-eth's sim_time_sfd is the edge
 # that samples the byte after it, i.e. the start of the cycle that follows the SFD cycle + 1
@@ -251,11 +254,47 @@ async def run_test_bad_settings(dut):
     assert all(f.check_fcs() for f in frames)
 
 
+@cocotb.test()
+async def run_test_tx_hold(dut):
+    """tx_hold (a management frame wants the wire) stretches the gap and delays the first frame of a
+    run: no frame starts TX_HOLD_CLOCKS clocks or more after tx_hold rose, every gap stays >= 12 idle
+    clocks, every frame intact and its TX stamp its own SFD's (latency through the loopback exact)."""
+    hold_clocks = module_values(RTL / "fpgatest_port.v")["TX_HOLD_CLOCKS"]
+    tb = TB(dut, loopback_delay=5)
+    await tb.reset()
+    hold = TxHold(dut, random.Random(7))
+    sent = 0
+    for size, count in ((64, 400), (1518, 30), (97, 200)):
+        # held from before the start: the first frame waits too
+        dut.tx_hold.value = 1
+        tb.configure(StreamConfig(proto=PROTO_IPV4, size=size, count=count, seq_start=sent))
+        await tb.pulse("ctl_start")
+        await ClockCycles(dut.clk, 300)
+        hold.start()
+        await tb.wait_idle()
+        hold.stop()
+        sent += count
+    await ClockCycles(dut.clk, 200)
+    await tb.flush()
+    s = await tb.snapshot()
+    assert s["stat_tx_frames"] == s["stat_test_frames"] == s["stat_seq_received"] == sent
+    assert s["stat_fcs_errors"] == s["stat_foreign"] == s["stat_seq_lost"] == 0
+    # the loopback: every latency the same exact value
+    assert s["stat_lat_min"] == s["stat_lat_max"], "a held frame's TX stamp is not its SFD's"
+    starts = hold.starts()
+    assert len(starts) == sent and min(idle for _, idle in starts) >= 12
+    latest = max(held for held, _ in starts)
+    assert latest < hold_clocks, f"a frame started {latest} clocks into a hold"
+    tb.log.info("%d frames; the latest start %d clocks into a hold; %d clocks held >= %d", len(starts), latest,
+                hold.long_holds(hold_clocks), hold_clocks)
+    assert hold.long_holds(hold_clocks) > 1000, "the holds never lasted long enough to test"
+
+
 LINE_RATE_SIZES = "64,65,128,1518,9000,16383"
 
 
 @pytest.mark.parametrize("scenario", ["run_test_frames_match_reference", "run_test_gaps_rate_and_bursts",
-                                      "run_test_bad_settings", "run_test_line_rate"])
+                                      "run_test_bad_settings", "run_test_line_rate", "run_test_tx_hold"])
 def test_gen(scenario):
     run("gen.test_gen", "tb_port", "tb_port", testcase=scenario,
         extra_env={"FPGATEST_SIZES": LINE_RATE_SIZES})

@@ -22,8 +22,10 @@ from scapy.pton_ntop import inet_pton
 
 from common.frames import StreamConfig, echo_reply, mac_str, with_fcs
 from common.runner import run
-from common.tb import CLK_PERIOD_PS, TB
+from common.harness import RTL
+from common.tb import CLK_PERIOD_PS, TB, TxHold
 from litex_soc.tester import contract_constants
+from litex_soc.verilog_ports import module_values
 
 MAC = 0x02_00_00_00_00_02          # the reflecting port
 PEER = "02:00:00:00:00:01"
@@ -375,6 +377,32 @@ async def run_test_line_rate(dut):
 
 
 @cocotb.test()
+async def run_test_tx_hold(dut):
+    """tx_hold (a management frame wants the wire): no reflection starts TX_HOLD_CLOCKS clocks or more
+    after it rose, gaps stay >= 12 idle clocks, and every frame is reflected intact or, when the
+    holds fill the ring, counted in reflect_dropped."""
+    hold_clocks = module_values(RTL / "fpgatest_port.v")["TX_HOLD_CLOCKS"]
+    tb, wire = await start(dut)
+    rng = random.Random(17)
+    hold = TxHold(dut, rng)
+    hold.start()
+    frames = [kinds(rng, size)["ipv4_echo_request"] for size in [64] * 200 + [700] * 30]
+    await offer(tb, frames)
+    hold.stop()
+    await ClockCycles(dut.clk, 2000)
+    s = await tb.snapshot()
+    want = [reflection(d) for d in frames]
+    assert all(d in want for d, _ in wire.frames), "a reflected frame is not one that was sent"
+    assert s["stat_tx_frames"] == len(wire.frames) and s["stat_tx_frames"] + s["stat_reflect_dropped"] == len(frames)
+    starts = hold.starts()
+    assert len(starts) == len(wire.frames) > 100 and min(idle for _, idle in starts) >= 12
+    latest = max(held for held, _ in starts)
+    assert latest < hold_clocks, f"a reflection started {latest} clocks into a hold"
+    tb.log.info("%d of %d reflected (%d dropped while held), the latest start %d clocks into a hold",
+                len(wire.frames), len(frames), s["stat_reflect_dropped"], latest)
+
+
+@cocotb.test()
 async def run_test_off_and_generator(dut):
     """Reflecting off: nothing comes back. On: the generator refuses to start (ERR_REFLECT) and the
     wire stays the reflector's; off again, the generator runs."""
@@ -419,6 +447,7 @@ async def run_test_neighbours_beside_the_generator(dut):
 
 
 @pytest.mark.parametrize("scenario", ["run_test_every_kind", "run_test_each_bit", "run_test_line_rate",
-                                      "run_test_off_and_generator", "run_test_neighbours_beside_the_generator"])
+                                      "run_test_off_and_generator", "run_test_neighbours_beside_the_generator",
+                                      "run_test_tx_hold"])
 def test_reflector(scenario):
     run("reflector.test_reflector", "tb_port", "tb_port", testcase=scenario)
