@@ -29,6 +29,7 @@ from litex.soc.integration.builder import Builder
 from liteeth.phy.common import LiteEthPHYMDIO
 from liteeth.phy.ecp5rgmii import LiteEthPHYRGMII
 
+from litex_soc.management import DEFAULT_IP, DEFAULT_MAC
 from litex_soc.soc import FPGATestSoC
 from litex_soc.tester import ROOT, add_tester, build_variant, gateware_id
 
@@ -112,9 +113,16 @@ def build_extra(target_file: Path, revision: str) -> str:
     return f"{Path(target_file).stem}-{revision}-" + h.hexdigest()
 
 
-def board_id(target_file: Path, revision: str, full_duplex: bool, intervals: bool) -> int:
+def etherbone_setting(ip: str | None) -> dict | None:
+    """Etherbone on port 1 at ip (None: no Etherbone). Port 1: on a one-direction build it only
+    receives, so its transmitter is free and a reply never delays a test frame."""
+    return {"port": 1, "ip": ip, "mac": DEFAULT_MAC} if ip else None
+
+
+def board_id(target_file: Path, revision: str, full_duplex: bool, intervals: bool, etherbone: str | None = None) -> int:
     """FPGATEST_BUILD_ID of a board build from the sources as they are now."""
-    return gateware_id(build_extra(target_file, revision) + build_variant(port_directions(full_duplex), intervals))
+    return gateware_id(build_extra(target_file, revision)
+                       + build_variant(port_directions(full_duplex), intervals, etherbone=etherbone_setting(etherbone)))
 
 
 class ColorlightSoC(FPGATestSoC):
@@ -137,14 +145,16 @@ class ColorlightSoC(FPGATestSoC):
 
     @classmethod
     def build_id(cls, revision: str | None = None, full_duplex: bool | None = None,
-                 intervals: bool | None = None) -> int:
+                 intervals: bool | None = None, etherbone: str | None = None) -> int:
         """FPGATEST_BUILD_ID of a build of this target from the sources as they are now (default build)."""
         return board_id(cls.TARGET_FILE, revision or cls.REVISION,
                         cls.FULL_DUPLEX if full_duplex is None else full_duplex,
-                        cls.INTERVALS if intervals is None else intervals)
+                        cls.INTERVALS if intervals is None else intervals, etherbone)
 
     def __init__(self, revision: str | None = None, with_tester=True, build_dir: Path | None = None,
-                 full_duplex: bool | None = None, intervals: bool | None = None, sys_clk_freq=SYS_CLK_FREQ):
+                 full_duplex: bool | None = None, intervals: bool | None = None, sys_clk_freq=SYS_CLK_FREQ,
+                 etherbone: str | None = None):
+        """etherbone: an IPv4 address: LiteEth UDP/IP + Etherbone on port 1 (litex_soc/management.py)."""
         full_duplex = self.FULL_DUPLEX if full_duplex is None else full_duplex
         intervals = self.INTERVALS if intervals is None else intervals
         platform = self.make_platform(Path(build_dir or self.BUILD_DIR) / "gateware", revision or self.REVISION)
@@ -187,7 +197,8 @@ class ColorlightSoC(FPGATestSoC):
             ]
             ports.append(gmii)
         add_tester(self, ports, target="ecp5", build_extra=build_extra(self.TARGET_FILE, platform.revision),
-                   directions=port_directions(full_duplex), intervals=intervals)
+                   directions=port_directions(full_duplex), intervals=intervals,
+                   etherbone=etherbone_setting(etherbone))
 
 
 def timing_report(log: Path) -> dict | None:
@@ -220,12 +231,15 @@ def main(doc: str, soc_class, build_name: str, revisions: list[str], loader: lis
                         help=full_duplex_help)
     parser.add_argument("--intervals", action=argparse.BooleanOptionalAction, default=soc_class.INTERVALS,
                         help=intervals_help)
+    parser.add_argument("--etherbone", nargs="?", const=DEFAULT_IP, default=None, metavar="IP",
+                        help=f"Etherbone on port 1 at IP (default {DEFAULT_IP}): the host reaches the board at "
+                             "udp://IP through the device under test, beside UARTBone (docs/board.md)")
     args = parser.parse_args()
 
     bitstream = args.build_dir / "gateware" / f"{build_name}.bit"
     if args.build:
         soc = soc_class(revision=args.revision, build_dir=args.build_dir, full_duplex=args.full_duplex,
-                        intervals=args.intervals)
+                        intervals=args.intervals, etherbone=args.etherbone)
         builder = Builder(soc, output_dir=str(args.build_dir), compile_software=False,
                           csr_json=str(args.build_dir / "csr.json"), csr_csv=str(args.build_dir / "csr.csv"))
         builder.build(build_name=build_name, seed=args.seed, timingstrict=True)

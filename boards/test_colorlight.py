@@ -11,10 +11,10 @@ import pytest
 from litex.soc.integration.builder import Builder
 
 
-def _generate(board: str, revision: str, tmp_path):
+def _generate(board: str, revision: str, tmp_path, **options):
     """The board's Verilog and LPF without running the tools (a few seconds)."""
     build_dir = tmp_path / revision
-    soc = importlib.import_module(f"boards.{board}").BaseSoC(revision=revision, build_dir=build_dir)
+    soc = importlib.import_module(f"boards.{board}").BaseSoC(revision=revision, build_dir=build_dir, **options)
     Builder(soc, output_dir=str(build_dir), compile_software=False, compile_gateware=False,
             csr_json=str(build_dir / "csr.json")).build(build_name=board, run=False)
     gateware = build_dir / "gateware"
@@ -72,3 +72,32 @@ def test_generated_board_clocks_and_pins(board, revision, tmp_path):
     assert const and re.search(rf"\.VALUE \(\d+'d{build_id}\)", const.group(1)), "build id not in fpgatest_const"
     assert verilog.count(f"'d{build_id}") == 1, "the build id is used as logic too"
     assert [constants[f"fpgatest_port{p}_phy_addr"] for p in (0, 1)] == list(target.PHY_ADDR)
+
+
+def _port_instance(verilog: str, index: int) -> str:
+    ports = re.findall(r"^fpgatest_port #\((.*?)\) fpgatest_port(\w*) \((.*?)\);$", verilog, re.M | re.S)
+    return ports[index][0] + ports[index][2]
+
+
+@pytest.mark.parametrize("board", ["colorlight_5a_75b", "colorlight_i9"])
+def test_etherbone_build(board, tmp_path):
+    """--etherbone: LiteEth UDP/IP + Etherbone on port 1 (litex_soc/management.py). Its receive side
+    runs in port 1's PHY receive clock, port 1's checker knows its MAC (management frames counted apart)
+    and port 1's transmitter waits on its hold; the register map tells the host where it is. The
+    default build has none of it."""
+    target = importlib.import_module(f"boards.{board}")
+    revision = target.BaseSoC.REVISION
+    _, verilog, _ = _generate(board, revision, tmp_path, etherbone="192.168.1.60")
+    constants = json.loads((tmp_path / revision / "csr.json").read_text())["constants"]
+    assert (constants["fpgatest_etherbone_port"], constants["fpgatest_etherbone_ipv4"],
+            constants["fpgatest_etherbone_udp_port"]) == (1, 0xC0A8013C, 1234)
+    assert constants["fpgatest_build_id"] == target.BaseSoC.build_id(etherbone="192.168.1.60") != target.BaseSoC.build_id()
+    mac = constants["fpgatest_etherbone_mac"]
+    assert re.search(rf"\.MGMT_MAC\s*\(48'd{mac}\)", _port_instance(verilog, 1))
+    assert re.search(r"\.MGMT_MAC\s*\(48'd0\)", _port_instance(verilog, 0))
+    assert not re.search(r"\.tx_hold\s*\(1'd0\)", _port_instance(verilog, 1)), "port 1's hold not wired"
+    assert re.search(r"^assign mgmt_rx_clk = eth1_rx_clk;$", verilog, re.M), "LiteEth's receive clock"
+    assert re.search(r"^assign eth1_tx_clk = tester_clk;$", verilog, re.M)
+    default = _generate(board, revision, tmp_path / "default")[1]
+    assert "fpgatest_etherbone" not in json.dumps(json.loads((tmp_path / "default" / revision / "csr.json").read_text()))
+    assert all(re.search(r"\.MGMT_MAC\s*\(48'd0\)", _port_instance(default, p)) for p in (0, 1))

@@ -36,6 +36,7 @@ from litex.gen import LiteXModule
 from litex.soc.cores.uart import RS232PHYModel
 from litex.soc.integration.builder import Builder
 
+from litex_soc.management import DEFAULT_IP, DEFAULT_MAC
 from litex_soc.dut_model import MODEL_SOURCES, add_switch_model, gmii_signals
 from litex_soc.soc import FPGATestSoC
 from litex_soc.tester import ROOT, add_tester, port_defaults
@@ -47,7 +48,12 @@ TESTER_CLK_FREQ = 125e6
 SYS_CLK_FREQ = 62.5e6
 # the twin's reflectors: a 32 KiB ring, so the largest frame (16383 bytes) is reflected at line rate
 TWIN_REFLECT_LOG2 = 15
+# --etherbone: a twin with Etherbone on port 1 (litex_soc/management.py), udp://192.168.1.50 through a
+# TAP (--linux), the host's bus on the wire the port tests, as on a board built with --etherbone. A
+# build of its own: LiteEth's core costs the twin 30 % of its speed (0.74 -> 0.52 M cycles/s idle)
+TWIN_ETHERBONE = {"port": 1, "ip": DEFAULT_IP, "mac": DEFAULT_MAC}
 BUILD_DIR = ROOT / "build" / "twin"
+ETHERBONE_BUILD_DIR = ROOT / "build" / "twin-etherbone"
 DEFAULT_PORT = 4327
 # the UARTBone bridge to TCP: LiteX's serial2tcp made safe for a shared machine (loopback only, one
 # client at a time, a client may come and go): sim/twin/modules/fpgatest_serial2tcp
@@ -99,8 +105,12 @@ class _CRG(LiteXModule):
         ]
 
 
+def default_build_dir(etherbone: bool = False) -> Path:
+    return ETHERBONE_BUILD_DIR if etherbone else BUILD_DIR
+
+
 class TwinSoC(FPGATestSoC):
-    def __init__(self):
+    def __init__(self, etherbone: bool = False):
         platform = Platform()
         FPGATestSoC.__init__(self, platform, SYS_CLK_FREQ, ident="fpgatest twin")
         self.crg = _CRG(platform)
@@ -112,7 +122,7 @@ class TwinSoC(FPGATestSoC):
             port["rx_rst"] = Signal()
             self.comb += [port["rx_clk"].eq(self.crg.cd_tester.clk), port["rx_rst"].eq(self.crg.cd_tester.rst)]
         add_tester(self, ports, target="generic", build_extra="twin", model_sources=MODEL_SOURCES,
-                   reflect_log2=TWIN_REFLECT_LOG2)
+                   reflect_log2=TWIN_REFLECT_LOG2, etherbone=TWIN_ETHERBONE if etherbone else None)
         add_switch_model(self, ports[0], ports[1], taps=[platform.request("tap", n) for n in (0, 1)])
 
 
@@ -198,13 +208,14 @@ def _ip(cmd: list[str]) -> None:
         raise RuntimeError(f"{' '.join(cmd)}: {result.stderr.strip() or f'exit {result.returncode}'}")
 
 
-def build(build_dir: Path = BUILD_DIR, flow: str = "twin") -> None:
+def build(build_dir: Path = BUILD_DIR, flow: str = "twin", etherbone: bool = False) -> None:
     """Generate the SoC, csr.json/csr.csv and the Verilator model (compiled into build_dir/gateware).
     flow "twin": the twin's own simulator build (sim/twin/core/Makefile: LiteX's simulator core, no
     tracing, Verilator's fast X handling, the model compiled for this machine's CPU).
-    flow "litex": LiteX's own build_sim.sh, as LiteX builds any simulation (make bench's reference)."""
+    flow "litex": LiteX's own build_sim.sh, as LiteX builds any simulation (make bench's reference).
+    etherbone: Etherbone on port 1 (TWIN_ETHERBONE)."""
     assert flow in FLOWS, flow
-    soc = TwinSoC()
+    soc = TwinSoC(etherbone)
     builder = Builder(soc, output_dir=str(build_dir), compile_software=False, compile_gateware=False,
                       csr_json=str(build_dir / "csr.json"), csr_csv=str(build_dir / "csr.csv"))
     # our serial bridge module, built beside LiteX's (LiteX writes a variables.mak next to it: a copy
@@ -225,6 +236,7 @@ def build(build_dir: Path = BUILD_DIR, flow: str = "twin") -> None:
         _step(["make", "-f", str(CORE / "Makefile"), f"CC_SRCS={sources}"], gateware)
     constants = json.loads((build_dir / "csr.json").read_text())["constants"]
     (build_dir / "twin.built").write_text(json.dumps({"build_id": constants["fpgatest_build_id"], "flow": flow,
+                                                      "etherbone": etherbone,
                                                       **({"cpu": cpu()} if flow == "twin" else {})}))
 
 
@@ -265,30 +277,32 @@ def cpu() -> str:
     return platform.machine()
 
 
-def up_to_date(build_dir: Path = BUILD_DIR) -> bool:
-    """Built from these sources, for this CPU (a checkout copied to another machine builds again)."""
+def up_to_date(build_dir: Path = BUILD_DIR, etherbone: bool = False) -> bool:
+    """Built from these sources, as asked (with Etherbone or not), for this CPU (a checkout copied to
+    another machine builds again)."""
     marker = build_dir / "twin.built"
     if not marker.exists() or any(p.stat().st_mtime > marker.stat().st_mtime for p in SOURCES):
         return False
     with contextlib.suppress(ValueError):
-        return json.loads(marker.read_text()).get("cpu", cpu()) == cpu()
+        built = json.loads(marker.read_text())
+        return built.get("cpu", cpu()) == cpu() and built.get("etherbone", False) == etherbone
     return False
 
 
-def ensure_built(build_dir: Path = BUILD_DIR) -> None:
+def ensure_built(build_dir: Path = BUILD_DIR, etherbone: bool = False) -> None:
     """Build when a source changed: one line on stderr, LiteX's and Verilator's output in
     build_dir/build.log (named in the error when the build fails). Two processes that need the same
     build (two `fpgatest` commands, two test workers) build it once: the second waits for the first."""
-    if up_to_date(build_dir):
+    if up_to_date(build_dir, etherbone):
         return
     build_dir.mkdir(parents=True, exist_ok=True)
     with open(build_dir / "build.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not up_to_date(build_dir):
-            _build_logged(build_dir)
+        if not up_to_date(build_dir, etherbone):
+            _build_logged(build_dir, etherbone)
 
 
-def _build_logged(build_dir: Path) -> None:
+def _build_logged(build_dir: Path, etherbone: bool) -> None:
     log_path = build_dir / "build.log"
     start = time.monotonic()
     print(f"fpgatest: building the twin (LiteX + Verilator, a few minutes; log {log_path}) ...",
@@ -302,7 +316,7 @@ def _build_logged(build_dir: Path) -> None:
             os.dup2(log.fileno(), 2)
             try:   # Python's own streams too: a caller (pytest) may have replaced them
                 with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
-                    build(build_dir)
+                    build(build_dir, etherbone=etherbone)
             finally:
                 sys.stdout.flush()
                 sys.stderr.flush()
@@ -325,12 +339,14 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def running(port: int | None = None, build_dir: Path = BUILD_DIR, log=None, linux: str | None = None):
+def running(port: int | None = None, build_dir: Path | None = None, log=None, linux: str | None = None,
+            etherbone: bool = False):
     """Build if needed, start the twin on a TCP port, yield (url, csr.json path), stop it.
     linux: "router" or "bridge", the ports joined through the kernel (kernel_plan) instead of the
-    switch model."""
+    switch model. etherbone: the build with Etherbone on port 1 (in build/twin-etherbone by default)."""
     refuse_linux(linux)
-    ensure_built(build_dir)
+    build_dir = build_dir or default_build_dir(etherbone)
+    ensure_built(build_dir, etherbone)
     port = port or free_port()
     if linux:   # a namespace left by a twin that was killed
         subprocess.run(["ip", "netns", "del", netns_name(port)], capture_output=True)
@@ -370,7 +386,7 @@ def running(port: int | None = None, build_dir: Path = BUILD_DIR, log=None, linu
         shutil.rmtree(cwd, ignore_errors=True)
 
 
-def serve(port: int | None, build_dir: Path, linux: str | None, for_tool: bool) -> int:
+def serve(port: int | None, build_dir: Path, linux: str | None, for_tool: bool, etherbone: bool = False) -> int:
     """Run the twin until SIGTERM, SIGINT or SIGHUP (or, for_tool, until stdin closes: the fpgatest that
     started it is gone). Announce it on stdout: one JSON line {"url", "csr"} or {"error"} for fpgatest,
     a sentence for a person. The simulator's own output goes to build/twin-run.log."""
@@ -389,13 +405,13 @@ def serve(port: int | None, build_dir: Path, linux: str | None, for_tool: bool) 
     port = port or free_port()
     try:
         refuse_linux(linux)     # before anything is built, started or written
-        ensure_built(build_dir)     # a signal here ends the launcher and, for fpgatest, its build's processes
+        ensure_built(build_dir, etherbone)     # a signal here ends the launcher and, for fpgatest, its build's processes
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             signal.signal(sig, lambda *_: done.set())
         if for_tool:
             threading.Thread(target=lambda: (sys.stdin.read(), done.set()), daemon=True).start()
         with open(build_dir.parent / "twin-run.log", "w") as log, \
-                running(port, build_dir, log=log, linux=linux) as (url, csr):
+                running(port, build_dir, log=log, linux=linux, etherbone=etherbone) as (url, csr):
             say(url=url, csr=str(csr))
             while not done.wait(0.5):
                 pass
@@ -413,17 +429,22 @@ def main() -> int:
                         help="for fpgatest --url twin: run on a free port, announce {url, csr} as one JSON line, "
                              "end when stdin closes")
     parser.add_argument("--port", type=int, default=None, help=f"TCP port for UARTBone (--run: default {DEFAULT_PORT})")
-    parser.add_argument("--build-dir", type=Path, default=BUILD_DIR, help="build directory (default build/twin)")
+    parser.add_argument("--build-dir", type=Path, default=None,
+                        help="build directory (default build/twin, with --etherbone build/twin-etherbone)")
     parser.add_argument("--linux", nargs="?", const="router", choices=LINUX_MODES, default=None,
                         help="the ports joined through the Linux kernel, a router (default) or a bridge "
                              "(namespace fpgatest-PORT; root)")
+    parser.add_argument("--etherbone", action="store_true",
+                        help=f"Etherbone on port 1 at {DEFAULT_IP} (with --linux: fpgatest --url udp://{DEFAULT_IP} "
+                             "in the namespace); a build of its own, 30 %% slower")
     args = parser.parse_args()
+    build_dir = args.build_dir or default_build_dir(args.etherbone)
     if args.build:
-        build(args.build_dir)
+        build(build_dir, etherbone=args.etherbone)
     if args.serve:
-        return serve(args.port, args.build_dir, args.linux, for_tool=True)
+        return serve(args.port, build_dir, args.linux, for_tool=True, etherbone=args.etherbone)
     if args.run:
-        return serve(args.port or DEFAULT_PORT, args.build_dir, args.linux, for_tool=False)
+        return serve(args.port or DEFAULT_PORT, build_dir, args.linux, for_tool=False, etherbone=args.etherbone)
     return 0
 
 

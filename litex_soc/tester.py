@@ -4,7 +4,7 @@
 import hashlib
 from pathlib import Path
 
-from migen import ClockSignal, If, Instance, Mux, ResetSignal, Signal
+from migen import ClockSignal, Constant, If, Instance, Mux, ResetSignal, Signal
 
 from litex.gen import LiteXModule
 from litex.soc.integration.soc import SoCRegion
@@ -13,6 +13,7 @@ from litex.soc.interconnect.csr import CSRField, CSRStatus, CSRStorage
 
 from litex_soc.crossing import any_of, apart_from, cross_strobe
 from litex_soc.intervals import PERIOD_MIN, IntervalCopier, IntervalTimer, record_fields
+from litex_soc.management import BURST, UDP_PORT, Management, convert_ip
 from litex_soc.verilog_ports import counter_names, module_ports, module_values
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -119,7 +120,7 @@ class TesterPort(LiteXModule):
     """One fpgatest_port: every cfg_* a CSRStorage, every stat_* a CSRStatus, ctl_* one pulse register."""
 
     def __init__(self, time_tick, gmii_tx, gmii_rx, rx_clk, rx_rst, cal_internal, defaults, global_pulses,
-                 with_tx=True, with_rx=True, reflect_log2=0):
+                 with_tx=True, with_rx=True, reflect_log2=0, tx_hold=0, mgmt_mac=0):
         ports = module_ports(RTL / "fpgatest_port.v")
         self.cal_cable = CSRStorage(32, description="Delay of this port's cable, 1/16 tick (0.5 ns).")
         self.cal_tx_cable = Signal(32)  # the sending (peer) port's cable delay
@@ -135,7 +136,7 @@ class TesterPort(LiteXModule):
         params = dict(
             i_clk=ClockSignal("tester"), i_rst=ResetSignal("tester"), i_time_tick=time_tick,
             i_rx_clk=rx_clk, i_rx_rst=rx_rst,
-            o_gmii_txd=gmii_tx["data"], o_gmii_tx_en=gmii_tx["en"], o_gmii_tx_er=gmii_tx["er"],
+            o_gmii_txd=gmii_tx["data"], o_gmii_tx_en=gmii_tx["en"], o_gmii_tx_er=gmii_tx["er"], i_tx_hold=tx_hold,
             i_gmii_rxd=gmii_rx["data"], i_gmii_rx_dv=gmii_rx["dv"], i_gmii_rx_er=gmii_rx["er"],
             i_cfg_cal_internal=cal_internal, i_cfg_cal_tx_cable=self.cal_tx_cable,
             i_cfg_cal_rx_cable=self.cal_cable.storage,
@@ -202,6 +203,7 @@ class TesterPort(LiteXModule):
         params["p_WITH_TX"] = int(with_tx)
         params["p_WITH_RX"] = int(with_rx)
         params["p_REFLECT_LOG2"] = reflect_log2 if with_tx and with_rx else 0
+        params["p_MGMT_MAC"] = Constant(mgmt_mac, 48)
         self.specials += Instance("fpgatest_port", **params)
 
 
@@ -275,7 +277,8 @@ def contract_constants() -> dict[str, int]:
 
 
 def add_tester(soc, phys_gmii: list, target: str, build_extra: str = "", directions: list | None = None,
-               model_sources: tuple = (), intervals: bool = True, reflect_log2: int = 12) -> Tester:
+               model_sources: tuple = (), intervals: bool = True, reflect_log2: int = 12,
+               etherbone: dict | None = None) -> Tester:
     """Add the tester with one port per entry of phys_gmii: dicts with tx/rx GMII signals and RX clock.
 
     target: which primitive wrappers to build with ("ecp5" on the board, "generic" in the twin).
@@ -291,10 +294,13 @@ def add_tester(soc, phys_gmii: list, target: str, build_extra: str = "", directi
     reflect_log2: every port with both directions gets a reflector with a ring of 2^reflect_log2 bytes
     (it reflects frames up to that size, up to half of it at line rate; csr.json:
     FPGATEST_PORTn_REFLECT_BYTES, 0 where a port has none).
+
+    etherbone: {"port": n, "ip": "a.b.c.d", "mac": int}: LiteEth UDP/IP + Etherbone on port n's PHY
+    (litex_soc/management.py), the host's bus at udp://ip (csr.json: FPGATEST_ETHERBONE_*).
     """
     directions = directions or [(True, True)] * len(phys_gmii)
     n = len(phys_gmii)
-    build_id = gateware_id(build_extra + build_variant(directions, intervals, reflect_log2), model_sources)
+    build_id = gateware_id(build_extra + build_variant(directions, intervals, reflect_log2, etherbone), model_sources)
     tester = Tester(build_id, n, intervals)
     soc.add_module("tester", tester)
     soc.add_constant("FPGATEST_BUILD_ID", build_id)
@@ -303,12 +309,24 @@ def add_tester(soc, phys_gmii: list, target: str, build_extra: str = "", directi
         soc.add_constant(name, value)
     add_sources(soc.platform, target)
     ports = []
+    min_gap = module_values(RTL / "fpgatest_gen.v")["MIN_GAP"]
     for index, phy in enumerate(phys_gmii):
         peer = (index + 1) % n if n > 1 else index
         defaults = port_defaults(index, peer)
+        port_tx, mgmt = phy["tx"], None
+        if etherbone and etherbone["port"] == index:
+            # the port's frames reach the PHY through the management core's arbiter
+            port_tx = {"data": Signal(8), "en": Signal(), "er": Signal()}
+            mgmt = Management(soc, phy, port_tx, etherbone["mac"], etherbone["ip"], min_gap)
+            soc.add_module("etherbone_mgmt", mgmt)
+            soc.add_constant("FPGATEST_ETHERBONE_PORT", index)
+            soc.add_constant("FPGATEST_ETHERBONE_MAC", etherbone["mac"])
+            soc.add_constant("FPGATEST_ETHERBONE_IPV4", convert_ip(etherbone["ip"]))
+            soc.add_constant("FPGATEST_ETHERBONE_UDP_PORT", UDP_PORT)
+            soc.add_constant("FPGATEST_ETHERBONE_BURST", BURST)
         port = TesterPort(
             time_tick       = tester.time_tick,
-            gmii_tx         = phy["tx"],
+            gmii_tx         = port_tx,
             gmii_rx         = phy["rx"],
             rx_clk          = phy["rx_clk"],
             rx_rst          = phy["rx_rst"],
@@ -318,6 +336,8 @@ def add_tester(soc, phys_gmii: list, target: str, build_extra: str = "", directi
             with_tx         = directions[index][0],
             with_rx         = directions[index][1],
             reflect_log2    = reflect_log2,
+            tx_hold         = mgmt.tx_hold if mgmt else 0,
+            mgmt_mac        = mgmt.mac if mgmt else 0,
         )
         soc.add_constant(f"FPGATEST_PORT{index}_TX", int(directions[index][0]))
         soc.add_constant(f"FPGATEST_PORT{index}_MAC", defaults["cfg_src_mac"])
@@ -347,9 +367,10 @@ def add_tester(soc, phys_gmii: list, target: str, build_extra: str = "", directi
     return tester
 
 
-def build_variant(directions: list, intervals: bool, reflect_log2: int = 12) -> str:
+def build_variant(directions: list, intervals: bool, reflect_log2: int = 12, etherbone: dict | None = None) -> str:
     """What of the build's shape the build id covers beside the sources."""
-    return repr(directions) + ("" if intervals else " without intervals") + f" reflector 2^{reflect_log2}"
+    return (repr(directions) + ("" if intervals else " without intervals") + f" reflector 2^{reflect_log2}"
+            + (f" etherbone {sorted(etherbone.items())}" if etherbone else ""))
 
 
 def add_interval_recorder(soc, tester: Tester, ports: list, directions: list) -> None:

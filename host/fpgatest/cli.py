@@ -235,7 +235,14 @@ def _captured(tester, args, twin_dir: Path, url: str):
 
 
 def is_twin(args) -> bool:
-    return args.url in TWIN_URLS or args.url.startswith("socket://")
+    """The device is the twin: started for the command, served on socket://, or reached another way
+    (udp:// Etherbone through a TAP) with a register map that has the twin's switch model."""
+    if args.url in TWIN_URLS or args.url.startswith("socket://"):
+        return True
+    try:
+        return "dut_ab" in json.loads(Path(args.csr).read_text())["csr_bases"] if args.csr else False
+    except (OSError, ValueError, KeyError):
+        return False        # (Device reports a bad map in its own words)
 
 
 def target_text(tester, args) -> str:
@@ -334,6 +341,8 @@ def cmd_info(args) -> int:
         if taps := t.tap_ports():
             print(f"dut         the Linux kernel: port{'s' if len(taps) > 1 else ''} "
                   f"{', '.join(map(str, taps))} joined to TAP interfaces (twin:linux)")
+        if eb := t.etherbone():
+            print(f"etherbone   {eb['url']} on port {eb['port']} (its frames counted as management, not foreign)")
         snap = t.snapshot()
         print(f"tester time {snap['time_ticks']} ticks ({snap['time_ticks'] * 8e-9:.6f} s)")
         cal = t.calibration()
@@ -342,7 +351,8 @@ def cmd_info(args) -> int:
         for i, p in enumerate(snap["ports"]):
             print(f"port {i}: {'sending' if p['tx_busy'] else 'idle'}, tx {p['tx_frames']} frames, "
                   f"rx {p['rx_frames']} frames ({p['test_frames']} test, {p['foreign']} foreign, "
-                  f"{p['fcs_errors']} bad FCS, {p['runts']} runts, {p['giants']} giants)")
+                  + (f"{p['mgmt_frames']} management, " if eb and eb["port"] == i else "")
+                  + f"{p['fcs_errors']} bad FCS, {p['runts']} runts, {p['giants']} giants)")
         if t.has_dut_model:
             for path in t.dut_paths():
                 d = t.dut_get(path)

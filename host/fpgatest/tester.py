@@ -365,6 +365,15 @@ class Tester:
 
     # ---- results ------------------------------------------------------------------------------
 
+    def etherbone(self) -> dict | None:
+        """The build's Etherbone (litex_soc/management.py): {"port", "url"}, or None without one."""
+        c = self.dev.map.constants
+        if "fpgatest_etherbone_port" not in c:
+            return None
+        ip = int(c["fpgatest_etherbone_ipv4"])
+        addr = ".".join(str((ip >> s) & 0xFF) for s in (24, 16, 8, 0))
+        return {"port": int(c["fpgatest_etherbone_port"]), "url": f"udp://{addr}:{int(c['fpgatest_etherbone_udp_port'])}"}
+
     def has_intervals(self) -> bool:
         """Whether the build has the interval recorder (the twin does; the default 5A-75B build not)."""
         return "intervals" in self.dev.map.memories

@@ -120,9 +120,14 @@ class Etherbone:
         self.comm.close()
 
     def read(self, addr: int, count: int = 1) -> list[int]:
+        """count words from addr, one Etherbone record per MAX_BURST (a gateware record holds at most
+        FPGATEST_ETHERBONE_BURST = 256 reads: LiteEth fails on a longer one)."""
         stop.check()
         try:
-            return list(self.comm.read(addr, count))
+            out = []
+            for start in range(0, count, MAX_BURST):
+                out += self.comm.read(addr + 4 * start, min(MAX_BURST, count - start))
+            return out
         except Exception as err:  # CommUDP signals a dead link with bare exceptions
             raise LinkError(f"no answer from {self.url} ({err})") from None
 

@@ -338,6 +338,91 @@ async def run_test_intervals(dut):
     board.close()
 
 
+HOST_MAC, HOST_IP = "02:00:00:00:00:99", "192.168.1.99"
+
+
+def etherbone_read(addr: int, tag: int) -> bytes:
+    """An Etherbone packet with one record of one read (LiteX's own encoder, as CommUDP sends it)."""
+    from litex.tools.remote.etherbone import EtherbonePacket, EtherboneReads, EtherboneRecord
+
+    record = EtherboneRecord(addr_size=4)
+    record.reads = EtherboneReads(addr_size=4, addrs=[addr])
+    record.rcount = 1
+    record.reads.base_ret_addr = tag
+    packet = EtherbonePacket(addr_width=32)
+    packet.records = [record]
+    packet.encode()
+    return bytes(packet.bytes)
+
+
+@cocotb.test()
+async def run_test_etherbone(dut):
+    """A build with --etherbone: the host's Etherbone read of the build id goes in on port 1's RGMII
+    pins (its RX clock 125 ppm slow) between the frames of a line-rate stream from port 0, LiteEth
+    resolves the host by ARP and answers; every frame on port 1's TX pins is intact. The stream is
+    counted exactly, the two frames to the core's MAC as management, the broadcast ARP as foreign."""
+    import json
+
+    from scapy.layers.inet import IP, UDP
+    from scapy.layers.l2 import ARP, Ether
+    from litex.tools.remote.etherbone import EtherbonePacket
+
+    from fpgatest.tester import Stream
+
+    gateware = Path(os.environ["BOARD_GATEWARE"])
+    csr = json.loads((gateware.parent / "csr.json").read_text())
+    c = csr["constants"]
+    ip = ".".join(str((c["fpgatest_etherbone_ipv4"] >> s) & 0xFF) for s in (24, 16, 8, 0))
+    mac = ":".join(f"{(c['fpgatest_etherbone_mac'] >> s) & 0xFF:02x}" for s in range(40, -1, -8))
+    board = Board(dut, gateware)
+    tx1 = RgmiiIdTx(dut.eth1_tx_data, dut.eth1_tx_ctl, dut.eth_clocks1_tx)
+    await board.start()
+    count, size = 300, 64
+
+    def start(t):
+        t.clear()
+        t.configure(0, Stream(proto="ipv4", size=size, count=count))
+        t.start(0)
+
+    await board.host(start)
+    await Timer(5, "us")                 # the stream is arriving on port 1
+    await board.rx1.send(GmiiFrame.from_payload(bytes(
+        Ether(src=HOST_MAC, dst="ff:ff:ff:ff:ff:ff") / ARP(op=1, hwsrc=HOST_MAC, psrc=HOST_IP, pdst=ip))))
+    request = Ether(src=HOST_MAC, dst=mac) / IP(src=HOST_IP, dst=ip) / UDP(sport=1234, dport=c["fpgatest_etherbone_udp_port"])
+    await board.rx1.send(GmiiFrame.from_payload(bytes(request / etherbone_read(csr["csr_registers"]["tester_build_id"]["addr"], 0x77))))
+    replies, seen, value = [], 0, None
+    deadline = get_sim_time("ns") + 400_000
+    while value is None and get_sim_time("ns") < deadline:
+        await Timer(1, "us")
+        while tx1.frames:
+            frame = tx1.frames.popleft()
+            assert frame.check_fcs(), "a damaged frame on port 1's pins"
+            seen += 1
+            eth = Ether(frame.get_payload())
+            if ARP in eth and eth[ARP].op == 1 and eth[ARP].pdst == HOST_IP:      # LiteEth asks for the host
+                await board.rx1.send(GmiiFrame.from_payload(bytes(
+                    Ether(src=HOST_MAC, dst=mac) / ARP(op=2, hwsrc=HOST_MAC, psrc=HOST_IP, hwdst=mac, pdst=ip))))
+            elif ARP in eth and eth[ARP].op == 2:
+                replies.append(("arp", eth[ARP].psrc, eth[ARP].hwsrc))
+            elif UDP in eth and eth[IP].src == ip:
+                packet = EtherbonePacket(32, bytes(eth[UDP].payload))
+                packet.decode()
+                record = packet.records.pop()
+                assert record.writes.base_addr == 0x77
+                value = record.writes.get_datas()[0]
+    assert replies == [("arp", ip, mac)], replies
+    assert value == c["fpgatest_build_id"], value
+    await board.settle(count, 2 * count * (size + 20) * TICK_PS // 1000 + 100_000)
+    snap = await board.host(lambda t: t.snapshot())
+    rx = snap["ports"][1]
+    assert rx["test_frames"] == rx["seq_received"] == count and rx["seq_lost"] == 0, rx
+    assert (rx["mgmt_frames"], rx["foreign"], rx["fcs_errors"], rx["rx_fifo_overflow"]) == (2, 1, 0, 0), rx
+    assert rx["rx_frames"] == count + 3 and snap["ports"][1]["tx_frames"] == 0
+    dut._log.info("Etherbone on port 1: build id %08x read between %d line-rate frames; %d frames on port 1's "
+                  "TX pins, all intact", value, count, seen)
+    board.close()
+
+
 @cocotb.test()
 async def run_test_tx_frames(dut):
     """Only the frames on port 0's pins (the control build): corrupt exactly when expected."""
@@ -354,7 +439,8 @@ async def run_test_tx_frames(dut):
 # pytest
 # ---------------------------------------------------------------------------------------------
 
-def _gateware(monkeypatch, name: str, tx_on_rx_clock: bool = False, intervals: bool = False) -> Path:
+def _gateware(monkeypatch, name: str, tx_on_rx_clock: bool = False, intervals: bool = False,
+              etherbone: str | None = None) -> Path:
     """Generate the board's Verilog (no synthesis) with the simulation's UART rate."""
     from litex.soc.cores.uart import RS232PHY
     from litex.soc.integration.builder import Builder
@@ -368,7 +454,7 @@ def _gateware(monkeypatch, name: str, tx_on_rx_clock: bool = False, intervals: b
         # the fault of before: tx_clk not a Signal, so LiteEth clocks TX from the PHY's RX clock
         monkeypatch.setattr(soc, "LiteEthPHYRGMII", lambda **kw: LiteEthPHYRGMII(**{**kw, "tx_clk": None}))
     build_dir = SIM_BUILD / (name + worker_suffix())
-    soc = target.BaseSoC(build_dir=build_dir, intervals=intervals)
+    soc = target.BaseSoC(build_dir=build_dir, intervals=intervals, etherbone=etherbone)
     Builder(soc, output_dir=str(build_dir), compile_software=False, compile_gateware=False,
             csr_json=str(build_dir / "csr.json")).build(build_name="colorlight_5a_75b", run=False)
     gateware = build_dir / "gateware"
@@ -396,6 +482,11 @@ def test_board(monkeypatch):
 def test_board_interval_recorder(monkeypatch):
     """The interval recorder as a board build with --intervals has it, across unrelated clocks."""
     _run(_gateware(monkeypatch, "board_intervals", intervals=True), "run_test_intervals")
+
+
+def test_board_etherbone(monkeypatch):
+    """A board build with --etherbone: Etherbone through port 1's pins, beside a line-rate stream."""
+    _run(_gateware(monkeypatch, "board_etherbone", etherbone="192.168.1.50"), "run_test_etherbone")
 
 
 def test_board_control_tx_on_rx_clock(monkeypatch):

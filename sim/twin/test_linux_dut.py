@@ -39,6 +39,15 @@ def linux_twin(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
+def etherbone_twin(tmp_path_factory):
+    """The twin built with Etherbone on port 1 (boards.twin --etherbone), the kernel routing."""
+    log = open(tmp_path_factory.mktemp("twin-etherbone") / "twin.log", "w")
+    with twin.running(log=log, linux="router", etherbone=True) as (url, csr):
+        yield url, csr, int(url.rsplit(":", 1)[1])
+    log.close()
+
+
+@pytest.fixture(scope="module")
 def bridge_twin(tmp_path_factory):
     log = open(tmp_path_factory.mktemp("twin-bridge") / "twin.log", "w")
     with twin.running(log=log, linux="bridge") as (url, csr):
@@ -237,6 +246,57 @@ def test_the_kernel_finds_the_reflector(linux_twin):
             assert "PERMANENT" not in entries[0]["state"]
     finally:
         assert main(["reflect", "--url", url, "--csr", str(csr), "--port", "1", "--off"]) == 0
+
+
+ETHERBONE_READS = 40
+ETHERBONE_CLIENT = """
+from litex.tools.remote.comm_udp import CommUDP
+comm = CommUDP("{ip}", {port}, timeout=5.0)
+comm.open()                                          # a probe
+for n in range({reads}):
+    assert len(comm.read(0x100000, 1 + n % 255)) == 1 + n % 255
+"""
+
+
+@needs_linux
+def test_etherbone_through_the_kernel(etherbone_twin, linux_twin, tmp_path):
+    """The host's bus over udp:// (Etherbone on port 1, litex_soc/management.py), routed by the kernel:
+    `fpgatest sweep` run through it, with port 1 sending at line rate through the router to port 0
+    while the host's requests and the core's replies share port 1's wire: every test frame arrives,
+    intact and in order (the replies go out between test frames). Then 40 reads of 1-40 words and a
+    probe: every frame the kernel sent to port 1 is counted there, the Etherbone ones as management
+    (at least the 41 requests), the rest foreign; none damaged. The default twin has no Etherbone."""
+    with Device(*linux_twin[:2]) as dev:
+        assert Tester(dev).etherbone() is None
+    url, csr, port = etherbone_twin
+    with Device(url, csr) as dev:
+        eb = Tester(dev).etherbone()
+    assert eb == {"port": 1, "url": "udp://192.168.1.50:1234"}
+    out = tmp_path / "sweep"
+    subprocess.run(["ip", "netns", "exec", twin.netns_name(port), sys.executable, "-m", "fpgatest", "sweep",
+                    "--url", eb["url"], "--csr", str(csr), "--calibration", "none", "--proto", "ipv4",
+                    "--tx-port", "1", "--rx-port", "0", "--sizes", "64,1518", "--duration", "0.002",
+                    "--interval", "0.001", "--out", str(out)], check=True, capture_output=True, timeout=600)
+    summary = json.loads((out / "summary.json").read_text())
+    for row in summary["sizes"]:
+        f = row["frames"]
+        assert f["tx"] == f["rx"] > 0 and f["lost"] == f["reordered"] == f["duplicate"] == 0, row["size_bytes"]
+        assert f["fcs_errors"] == 0
+    with Device(url, csr) as dev:
+        t = Tester(dev)
+        t.clear()
+        before = kernel_sent(port)[1]
+        in_namespace(port, ETHERBONE_CLIENT.format(ip="192.168.1.50", port=1234, reads=ETHERBONE_READS))
+        deadline = time.monotonic() + 30
+        while True:      # settled: the kernel sent nothing while the tester counted
+            sent = kernel_sent(port)[1] - before
+            t.wait_ticks(20_000)
+            p = t.snapshot()["ports"][1]
+            if kernel_sent(port)[1] - before == sent == p["rx_frames"]:
+                break
+            assert time.monotonic() < deadline, (sent, p)
+    assert p["mgmt_frames"] >= ETHERBONE_READS + 1 and p["mgmt_frames"] + p["foreign"] == p["rx_frames"]
+    assert p["fcs_errors"] == p["runts"] == p["giants"] == p["test_frames"] == 0
 
 
 @needs_linux

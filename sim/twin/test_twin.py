@@ -217,13 +217,13 @@ def test_a_twin_build_is_one_line_and_a_log(monkeypatch, tmp_path, capfd):
     failure names (here a build that prints 200 lines and fails)."""
     from boards import twin
 
-    def noisy_build(build_dir):
+    def noisy_build(build_dir, etherbone=False):
         for i in range(200):
             print(f"litex says {i}")
         print("verilator: %Error: something", file=sys.stderr)
         raise RuntimeError("twin: Verilator build failed")
 
-    monkeypatch.setattr(twin, "up_to_date", lambda build_dir: False)
+    monkeypatch.setattr(twin, "up_to_date", lambda build_dir, etherbone=False: False)
     monkeypatch.setattr(twin, "build", noisy_build)
     with pytest.raises(RuntimeError, match=f"see {tmp_path / 'build.log'}"):
         twin.ensure_built(tmp_path)
@@ -242,7 +242,7 @@ def test_two_that_find_the_twin_out_of_date_build_it_once(monkeypatch, tmp_path,
 
     inside, builds = threading.Event(), []
 
-    def slow_build(build_dir):
+    def slow_build(build_dir, etherbone=False):
         builds.append(build_dir)
         inside.set()
         time.sleep(1.0)                 # the second caller arrives meanwhile
@@ -279,3 +279,8 @@ def test_a_build_for_another_cpu_is_built_again(tmp_path):
     assert twin.up_to_date(tmp_path)
     marker.write_text(json.dumps({"build_id": 1, "flow": "twin", "cpu": "a CPU this is not"}))
     assert not twin.up_to_date(tmp_path)
+    # nor is a build without Etherbone one with it (boards.twin --etherbone), or the other way
+    marker.write_text(json.dumps({"build_id": 1, "flow": "twin", "cpu": twin.cpu(), "etherbone": False}))
+    assert twin.up_to_date(tmp_path) and not twin.up_to_date(tmp_path, etherbone=True)
+    marker.write_text(json.dumps({"build_id": 1, "flow": "twin", "cpu": twin.cpu(), "etherbone": True}))
+    assert twin.up_to_date(tmp_path, etherbone=True) and not twin.up_to_date(tmp_path)
