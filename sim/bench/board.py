@@ -34,6 +34,9 @@ def build(board: str, seed: int, out: Path) -> dict:
     # the build is reproducible: the same sources and seed give this hash in any clone, at any path
     report["bit_sha256"] = hashlib.sha256(bit.read_bytes()).hexdigest() if bit.exists() else None
     report["pnr_seconds"] = pnr_seconds(log)
+    # the build id this seed was built with (its csr.json), not the sources' when the bench ends
+    csr = build_dir / "csr.json"
+    report["build_id"] = f"{json.loads(csr.read_text())['constants']['fpgatest_build_id']:08x}" if csr.exists() else None
     for clock in report["clocks"].values():
         clock["slack_percent"] = round(100 * (clock["fmax_mhz"] / clock["target_mhz"] - 1), 2)
         # judged on the figures nextpnr printed, not on the rounded slack (137.44 MHz is +9.95 %, short of 10 %)
@@ -71,7 +74,9 @@ def main() -> int:
     margin_met = bool(worst) and all(c["margin_met"] for c in worst.values()) \
         and all(r["exit"] == 0 for r in runs)
     target = importlib.import_module(f"boards.{args.board}")
-    args.out.write_text(json.dumps({"board": f"{args.board} (default build)", "build_id": f"{target.BaseSoC.build_id():08x}",
+    now = f"{target.BaseSoC.build_id():08x}"
+    built = {r["build_id"] for r in runs}
+    args.out.write_text(json.dumps({"board": f"{args.board} (default build)", "build_id": now,
                                     "seeds": runs,
                                     "worst_per_clock": worst, "required_slack_percent": 100 * MARGIN,
                                     "margin_met": margin_met}, indent=1))
@@ -84,11 +89,14 @@ def main() -> int:
               + f" | {cells} | nextpnr " + ", ".join(f"{k} {v:.0f} s" for k, v in run["pnr_seconds"].items()))
     print(f"every clock >= {100 * MARGIN:.0f} % slack on every seed: {'yes' if margin_met else 'NO'}")
     seed1 = next(r for r in runs if r["seed"] == 1)
+    if built != {now}:
+        print(f"warning: the sources changed during the bench: seeds built as {', '.join(r['build_id'] or '?' for r in runs)}, "
+              f"the sources are {now} now (the same logic gives the same timing; the hash below is not these sources')")
     if args.board == DEFAULT_BOARD:
-        print(f"boards/{args.board}.bit.sha256 for these sources (seed 1, the bitstream test's): "
-              f"{seed1['bit_sha256']} {target.BaseSoC.build_id():08x}")
+        print(f"boards/{args.board}.bit.sha256 for seed 1's sources (the bitstream test's): "
+              f"{seed1['bit_sha256']} {seed1['build_id']}")
     else:
-        print(f"seed 1 bitstream sha256 {seed1['bit_sha256']}, build id {target.BaseSoC.build_id():08x}")
+        print(f"seed 1 bitstream sha256 {seed1['bit_sha256']}, build id {seed1['build_id']}")
     print(f"wrote {args.out}")
     return 0
 
