@@ -132,9 +132,12 @@ class Etherbone:
             raise LinkError(f"no answer from {self.url} ({err})") from None
 
     def write(self, addr: int, values: list[int]) -> None:
+        """values to addr on, one Etherbone record per MAX_BURST (a record's count is 8 bits)."""
         stop.check()
+        values = list(values)
         try:
-            self.comm.write(addr, list(values))
+            for start in range(0, len(values), MAX_BURST):
+                self.comm.write(addr + 4 * start, values[start:start + MAX_BURST])
         except Exception as err:
             raise LinkError(f"no answer from {self.url} ({err})") from None
 

@@ -54,3 +54,31 @@ def test_requests_with_side_effects_are_not_sent_twice():
     with pytest.raises(LinkError, match="after 1 try"):
         bone_on(port).read_indexed(0x10, [[1]] * 4, 0x20, 2, retry=False)
     assert len(port.requests) == 1
+
+
+class RecordingComm:
+    """LiteX's CommUDP as the Etherbone transport uses it: every record's address and count."""
+
+    def __init__(self):
+        self.records = []
+
+    def read(self, addr, length):
+        self.records.append(("read", addr, length))
+        return [addr + 4 * i for i in range(length)]
+
+    def write(self, addr, datas):
+        self.records.append(("write", addr, len(datas)))
+
+
+def test_etherbone_records_hold_at_most_255_words():
+    """An Etherbone record counts its reads and writes in 8 bits, and LiteEth keeps a record's
+    replies in a packet FIFO of 256 words (FPGATEST_ETHERBONE_BURST; a longer record makes it send one
+    reply again and again): longer transfers go as records of 255 words, at the right addresses."""
+    from fpgatest.transport import Etherbone
+
+    eb = Etherbone.__new__(Etherbone)
+    eb.url, eb.comm = "udp://192.168.1.50:1234", RecordingComm()
+    assert eb.read(0x1000, 600) == [0x1000 + 4 * i for i in range(600)]
+    eb.write(0x2000, list(range(300)))
+    assert eb.comm.records == [("read", 0x1000, 255), ("read", 0x1000 + 4 * 255, 255), ("read", 0x1000 + 4 * 510, 90),
+                               ("write", 0x2000, 255), ("write", 0x2000 + 4 * 255, 45)]
