@@ -370,8 +370,7 @@ class Tester:
         c = self.dev.map.constants
         if "fpgatest_etherbone_port" not in c:
             return None
-        ip = int(c["fpgatest_etherbone_ipv4"])
-        addr = ".".join(str((ip >> s) & 0xFF) for s in (24, 16, 8, 0))
+        addr = ipaddress.IPv4Address(int(c["fpgatest_etherbone_ipv4"]))
         return {"port": int(c["fpgatest_etherbone_port"]), "url": f"udp://{addr}:{int(c['fpgatest_etherbone_udp_port'])}"}
 
     def has_intervals(self) -> bool:

@@ -28,7 +28,7 @@ from cocotb.utils import get_sim_time
 from cocotbext.eth import GmiiFrame, RgmiiSource
 from cocotbext.uart import UartSink, UartSource
 
-from common.frames import SIG_LEN, parse_signature
+from common.frames import SIG_LEN, ip4_str, mac_str, parse_signature
 from common.runner import SIM_BUILD, run_sources, worker_suffix
 from phy import MdioPhys, RgmiiIdTx, phy_registers
 
@@ -372,8 +372,7 @@ async def run_test_etherbone(dut):
     gateware = Path(os.environ["BOARD_GATEWARE"])
     csr = json.loads((gateware.parent / "csr.json").read_text())
     c = csr["constants"]
-    ip = ".".join(str((c["fpgatest_etherbone_ipv4"] >> s) & 0xFF) for s in (24, 16, 8, 0))
-    mac = ":".join(f"{(c['fpgatest_etherbone_mac'] >> s) & 0xFF:02x}" for s in range(40, -1, -8))
+    ip, mac = ip4_str(c["fpgatest_etherbone_ipv4"]), mac_str(c["fpgatest_etherbone_mac"])
     board = Board(dut, gateware)
     tx1 = RgmiiIdTx(dut.eth1_tx_data, dut.eth1_tx_ctl, dut.eth_clocks1_tx)
     await board.start()

@@ -11,7 +11,7 @@ from scapy.layers.inet import ICMP, IP, UDP
 from scapy.layers.l2 import ARP, Ether
 from scapy.packet import Raw
 
-from common.frames import PROTO_IPV4, PROTO_IPV6, PROTO_RAW, StreamConfig, echo_reply, with_fcs
+from common.frames import PROTO_IPV4, PROTO_IPV6, PROTO_RAW, StreamConfig, echo_reply, mac_str, with_fcs
 from common.runner import run
 from common.tb import TB
 
@@ -252,7 +252,7 @@ async def run_test_management_frames(dut):
     tb = TB(dut, rx_ppm=0)
     await tb.reset()
     await tb.pulse("ctl_clear")
-    mgmt = ":".join(f"{(MGMT_MAC >> s) & 0xFF:02x}" for s in range(40, -1, -8))
+    mgmt = mac_str(MGMT_MAC)
     cfg = StreamConfig(proto=PROTO_IPV4, size=100)
     expected = {"stat_mgmt_frames": 0, "stat_foreign": 0, "stat_fcs_errors": 0, "stat_test_frames": 0}
     sends = []
@@ -265,9 +265,8 @@ async def run_test_management_frames(dut):
     for size in (0, 1, 200, 1400):   # Etherbone records of several lengths, each a management frame
         add(with_fcs(bytes(request / Raw(bytes(size)))), "stat_mgmt_frames")
     for k in range(6):               # one byte of the destination wrong
-        wrong = MGMT_MAC ^ (0x01 << (8 * (5 - k)))
-        dst = ":".join(f"{(wrong >> s) & 0xFF:02x}" for s in range(40, -1, -8))
-        add(with_fcs(bytes(Ether(dst=dst) / IP() / UDP() / Raw(bytes(30)))), "stat_foreign")
+        wrong = mac_str(MGMT_MAC ^ (0x01 << (8 * (5 - k))))
+        add(with_fcs(bytes(Ether(dst=wrong) / IP() / UDP() / Raw(bytes(30)))), "stat_foreign")
     add(with_fcs(bytes(Ether(dst="ff:ff:ff:ff:ff:ff") / ARP(pdst="192.168.1.50") / Raw(bytes(18)))), "stat_foreign")
     bad = bytearray(with_fcs(bytes(request)))
     bad[40] ^= 0x10
