@@ -14,10 +14,11 @@ The same scenario on the TX clocking of before (the RGMII TX on the PHY's RX clo
 control: it must see corrupt frames, or this test could not catch that fault.
 """
 
+import faulthandler
 import os
 import re
+import signal
 import socket
-import threading
 from pathlib import Path
 
 import cocotb
@@ -93,8 +94,8 @@ class Board:
         self.server.setblocking(False)
         self.url = f"socket://127.0.0.1:{self.server.getsockname()[1]}"
         self.conn = None
-        self.device = None
         self.sent = []                   # frames seen on port 0's TX pins
+        self.wire = []                   # (time ns, "in"/"out", bytes) on the serial line, for hang_report
         self.forwarded = []              # (tx frame, rx frame) pairs put on port 1's RX pins
 
     async def start(self):
@@ -108,25 +109,33 @@ class Board:
         await Timer(2, "us")             # PLL lock and reset release
 
     async def _pump(self):
-        """The serial line between the host's socket and the UART pins, polled once per byte time."""
+        """The serial line between the host's socket and the UART pins, polled once per byte time.
+        Each host step connects anew (a process of its own, see host); its connection replaces the last."""
         byte_time_ns = 10 * 1e9 / SIM_BAUD
         while True:
             await Timer(int(byte_time_ns), "ns")
+            try:
+                conn, _ = self.server.accept()
+                conn.setblocking(False)
+                if self.conn is not None:
+                    self.conn.close()
+                self.conn = conn
+            except BlockingIOError:
+                pass
             if self.conn is None:
-                try:
-                    self.conn, _ = self.server.accept()
-                    self.conn.setblocking(False)
-                except BlockingIOError:
-                    continue
+                continue
             try:
                 data = self.conn.recv(4096)
             except BlockingIOError:
                 data = b""
             if data:
+                self.wire.append((get_sim_time("ns"), "in", data))
                 self.uart_in.write_nowait(data)
             if not self.uart_out.empty():
+                data = bytes(self.uart_out.read_nowait())
+                self.wire.append((get_sim_time("ns"), "out", data))
                 self.conn.setblocking(True)
-                self.conn.sendall(bytes(self.uart_out.read_nowait()))
+                self.conn.sendall(data)
                 self.conn.setblocking(False)
 
     async def _forward(self):
@@ -142,30 +151,62 @@ class Board:
                 tx_complete=lambda sent, tx=frame: self.forwarded.append((tx, sent))))
 
     async def host(self, action):
-        """Run action(Tester) in a thread with the host driver connected over the serial line."""
-        from fpgatest.driver import Device
-        from fpgatest.tester import Tester
+        """Run action(Tester) in a process of its own, forked (the action may be a closure), with the
+        host driver connected over the serial line: a host on its own computer.
 
-        result = {}
+        Not in a thread of the simulator's process: cocotb's thread gives the GIL up at the end of
+        every callback (here several per clock edge) and takes it straight back, and CPython asks a
+        holder to let go only when it has held the GIL a whole switch interval, so a host thread
+        waiting for it lost that race for seconds of wall time, i.e. milliseconds of simulated time
+        (one step overran its 200 ms limit). A process shares nothing with the simulator but the
+        socket, and runs on the other core."""
+        import multiprocessing
+
+        url, csr = self.url, self.gateware.parent / "csr.json"
+        ctx = multiprocessing.get_context("fork")
+        receive, send = ctx.Pipe(duplex=False)
 
         def work():
-            try:
-                if self.device is None:
-                    self.device = Device(self.url, self.gateware.parent / "csr.json", timeout_s=600.0)
-                result["value"] = action(Tester(self.device))
-            except BaseException as err:  # handed to the test below
-                result["error"] = err
+            faulthandler.register(signal.SIGUSR1)        # hang_report asks for the host's stack
+            from fpgatest.driver import Device
+            from fpgatest.tester import Tester
 
-        thread = threading.Thread(target=work, daemon=True)
-        thread.start()
+            try:
+                with Device(url, csr, timeout_s=600.0) as device:
+                    outcome = ("value", action(Tester(device)))
+            except BaseException as err:  # handed to the test below
+                outcome = ("error", err)
+            try:
+                send.send(outcome)
+            except Exception:  # an answer that does not pickle
+                send.send(("error", RuntimeError(f"{outcome[0]}: {outcome[1]!r}")))
+
+        process = ctx.Process(target=work, daemon=True)
+        process.start()
+        send.close()
         start_ns = get_sim_time("ns")
-        while thread.is_alive():
+        while not receive.poll():
+            if not process.is_alive() and not receive.poll():
+                raise AssertionError(f"the host process ended without an answer (exit code {process.exitcode})")
             await Timer(5, "us")
             # a host step here takes at most tens of milliseconds of simulated time: a hang fails
-            assert get_sim_time("ns") - start_ns < HOST_STEP_LIMIT_NS, "the host got no answer"
-        if "error" in result:
-            raise result["error"]
-        return result.get("value")
+            if get_sim_time("ns") - start_ns >= HOST_STEP_LIMIT_NS:
+                raise AssertionError(f"the host got no answer:\n{self.hang_report(process)}")
+        kind, value = receive.recv()
+        process.join()
+        if kind == "error":
+            raise value
+        return value
+
+    def hang_report(self, process) -> str:
+        """The host's stack (on the simulator's stderr), the serial line's last exchanges and the
+        bridge's state; the host process is stopped."""
+        os.kill(process.pid, signal.SIGUSR1)
+        process.join(1.0)
+        process.kill()
+        wire = "\n".join(f"{t:.0f} ns {d}: {b.hex()}" for t, d, b in self.wire[-12:])
+        return (f"the host's stack is on stderr; serial line (last exchanges):\n{wire}\n"
+                f"UARTBone bridge state {int(self.dut.uartbone_state.value)}")
 
     async def send_stream(self, size: int, count: int, sample_every: int = 0) -> list[str]:
         """The host clears the tester and sends `count` IPv4 frames of `size` bytes at minimum IFG
@@ -194,8 +235,6 @@ class Board:
         await Timer(2, "us")
 
     def close(self):
-        if self.device is not None:
-            self.device.close()
         if self.conn is not None:
             self.conn.close()
         self.server.close()
