@@ -6,8 +6,9 @@ master sit beside one tester port and share its PHY:
 
 - receive: every frame the PHY delivers goes to the port, as always, and to LiteEth, which keeps
   what is its own (ARP for its address, ICMP echo, Etherbone records to its UDP port) and drops the
-  rest. The port's checker is built with the core's MAC (fpgatest_port MGMT_MAC): frames to it are
-  counted as mgmt_frames, not foreign, and never touch the test's figures.
+  rest. The port's checker is built with the core's MAC and address (fpgatest_port MGMT_MAC,
+  MGMT_IP): frames to the MAC, and broadcast ARP requests for the address (the host asking for the
+  MAC), are counted as mgmt_frames, not foreign, and never touch the test's figures.
 - transmit: the core's frames (preamble to FCS, as LiteEth's MAC makes them, in the tester clock)
   are stored whole in a FIFO, then sent between the port's frames: the arbiter raises the port's
   tx_hold, waits until the hold has lasted TX_HOLD_CLOCKS (no frame of the port can start after

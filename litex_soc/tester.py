@@ -120,7 +120,7 @@ class TesterPort(LiteXModule):
     """One fpgatest_port: every cfg_* a CSRStorage, every stat_* a CSRStatus, ctl_* one pulse register."""
 
     def __init__(self, time_tick, gmii_tx, gmii_rx, rx_clk, rx_rst, cal_internal, defaults, global_pulses,
-                 with_tx=True, with_rx=True, reflect_log2=0, tx_hold=0, mgmt_mac=0):
+                 with_tx=True, with_rx=True, reflect_log2=0, tx_hold=0, mgmt_mac=0, mgmt_ip=0):
         ports = module_ports(RTL / "fpgatest_port.v")
         self.cal_cable = CSRStorage(32, description="Delay of this port's cable, 1/16 tick (0.5 ns).")
         self.cal_tx_cable = Signal(32)  # the sending (peer) port's cable delay
@@ -204,6 +204,7 @@ class TesterPort(LiteXModule):
         params["p_WITH_RX"] = int(with_rx)
         params["p_REFLECT_LOG2"] = reflect_log2 if with_tx and with_rx else 0
         params["p_MGMT_MAC"] = Constant(mgmt_mac, 48)
+        params["p_MGMT_IP"] = Constant(mgmt_ip, 32)
         self.specials += Instance("fpgatest_port", **params)
 
 
@@ -338,6 +339,7 @@ def add_tester(soc, phys_gmii: list, target: str, build_extra: str = "", directi
             reflect_log2    = reflect_log2,
             tx_hold         = mgmt.tx_hold if mgmt else 0,
             mgmt_mac        = mgmt.mac if mgmt else 0,
+            mgmt_ip         = convert_ip(mgmt.ip) if mgmt else 0,
         )
         soc.add_constant(f"FPGATEST_PORT{index}_TX", int(directions[index][0]))
         soc.add_constant(f"FPGATEST_PORT{index}_MAC", defaults["cfg_src_mac"])

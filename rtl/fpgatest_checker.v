@@ -8,15 +8,17 @@
 /*
  * Input: frame bytes after the SFD (from fpgatest_rx_cdc) with the low STAMP_W bits of the RX tick.
  * Each frame ends in exactly one class: runt, giant, FCS error (incl. rx_er), management (a good
- * frame without a signature whose destination is MGMT_MAC, when it is not 0: the host's Etherbone
- * traffic on this port), foreign (any other good frame without a valid signature), other stream, or
- * test frame. For test frames:
+ * frame without a signature for the management core beside this port, when it has one: to MGMT_MAC,
+ * or a broadcast ARP frame whose target address is MGMT_IP, the host asking for the core's MAC),
+ * foreign (any other good frame without a valid signature), other stream, or test frame. For test
+ * frames:
  *   latency = (RX tick - TX tick) * 2^LAT_FRAC_BITS - cal_internal - cal_tx_cable - cal_rx_cable
  * in 1/16 tick units (0.5 ns), saturated to 0 .. 2^32-1.
  */
 module fpgatest_checker #(
     parameter STAMP_W = 24,
-    parameter [47:0] MGMT_MAC = 48'd0     // 0: no management frames on this port
+    parameter [47:0] MGMT_MAC = 48'd0,    // 0: no management frames on this port
+    parameter [31:0] MGMT_IP = 32'd0      // the management core's IPv4 address (ARP), 0: none
 ) (
     input  wire               clk,
     input  wire               rst,
@@ -151,6 +153,7 @@ wire        et_tag  = (eh_81_reg && b_is_00) || (eh_88_reg && b_is_a8);
 reg  [5:0]  sig_wait_reg;
 reg         sig_armed_reg, is_v4_reg, is_v6_reg;
 reg         mgmt_reg;             // every destination byte so far is MGMT_MAC's
+wire        arp_mgmt;             // an ARP frame for MGMT_IP so far (below)
 reg         in_sig;               // this byte belongs to the signature (decided one byte ahead)
 
 // frame end: the byte flagged last, or a new frame starting while one is open (lost end marker)
@@ -159,7 +162,7 @@ reg         end_err_reg;
 reg  [31:0] end_crc_reg, end_sig_check_reg, end_sig_crc_reg;
 reg  [15:0] end_len_reg;
 reg         end_sig_full_reg;
-reg         end_mgmt_reg;
+reg         end_mgmt_reg;          // to MGMT_MAC, or an ARP frame for MGMT_IP
 reg  [15:0] end_stream_reg;
 reg  [47:0] end_seq_reg, end_tx_reg;
 reg  [63:0] end_rx_tick_reg;
@@ -262,7 +265,7 @@ always @(posedge clk) begin
         end_len_reg <= b_first ? 16'd1 : idx_reg + 16'd1;
         // the signature is complete once 18 bytes were taken; the check covers the first 14
         end_sig_full_reg <= l3_ok_reg && sig_cnt_reg == 5'd18;
-        end_mgmt_reg <= mgmt_reg;          // (a frame of fewer than 6 bytes is a runt)
+        end_mgmt_reg <= mgmt_reg || arp_mgmt;       // (a frame of fewer than 42 bytes is a runt)
         end_sig_check_reg <= sig_reg[31:0];
         end_sig_crc_reg <= sig_crc_reg;
         end_stream_reg <= sig_reg[143:128];
@@ -283,6 +286,45 @@ always @(posedge clk) begin
         sig_cnt_reg <= 5'd0;
     end
 end
+
+// ---------------------------------------------------------------------------------------------
+// ARP for the management core (built only with MGMT_IP): the host asking for the core's MAC is a
+// broadcast frame, EtherType 0x0806 untagged, whose target protocol address (bytes 38-41: 14 header
+// bytes + 24 into the ARP packet) is MGMT_IP. arp_reg: every byte of the frame so far fits that.
+// ---------------------------------------------------------------------------------------------
+generate
+if (MGMT_IP != 32'd0) begin : g_arp_mgmt
+    integer     k;
+    reg         b_is_06, b_is_ff;   // the input stage's byte is 0x06, 0xFF
+    reg  [3:0]  b_is_ip;            // ... is byte k of MGMT_IP (bit k)
+    reg  [3:0]  tpa_oh;             // the next byte is byte k of the target address (bit k)
+    reg         arp_reg;
+    always @(posedge clk) begin
+        b_is_06 <= s_data == 8'h06;
+        b_is_ff <= s_data == 8'hFF;
+        for (k = 0; k < 4; k = k + 1)
+            b_is_ip[k] <= s_data == MGMT_IP[8 * (3 - k) +: 8];
+        if (b_valid) begin
+            for (k = 1; k < 6; k = k + 1)
+                if (!b_first && nxt_oh[k] && !b_is_ff)
+                    arp_reg <= 1'b0;
+            if (at13 && !(eh_08_reg && b_is_06))
+                arp_reg <= 1'b0;
+            tpa_oh <= {tpa_oh[2:0], !b_first && idx_reg == 16'd37};
+            for (k = 0; k < 4; k = k + 1)
+                if (!b_first && tpa_oh[k] && !b_is_ip[k])
+                    arp_reg <= 1'b0;
+            if (b_first) begin
+                arp_reg <= b_is_ff;
+                tpa_oh <= 4'd0;
+            end
+        end
+    end
+    assign arp_mgmt = arp_reg;
+end else begin : g_no_arp_mgmt
+    assign arp_mgmt = 1'b0;
+end
+endgenerate
 
 // ---------------------------------------------------------------------------------------------
 // frame end, second clock: the comparisons (FCS residue, signature check, length limits, stream id)

@@ -69,10 +69,11 @@
  *   21  rx_fifo_overflow   frames damaged by a full RX clock-crossing FIFO
  *   22  record_dropped     per-frame records lost to a full record FIFO (their events are missing)
  *   23  reflect_dropped    frames the reflector was to send back that found its ring or queue full
- *   24  mgmt_frames        good frames to MGMT_MAC without a signature (management traffic, not foreign)
+ *   24  mgmt_frames        good frames without a signature to MGMT_MAC, or broadcast ARP for MGMT_IP (not foreign)
  *
  * Management. A build with Etherbone on this port (litex_soc/management.py) gives the core's MAC
- * as MGMT_MAC: the checker counts the host's frames to it apart (mgmt_frames), and the core's
+ * and IPv4 address as MGMT_MAC and MGMT_IP: the checker counts the host's frames to it, and its
+ * broadcast ARP requests for the core's address, apart (mgmt_frames), and the core's
  * replies take the transmitter between frames: while tx_hold is set neither the generator nor the
  * reflector starts a frame (the generator's gap stretches, as for a closed window; what it sends
  * is not otherwise changed, and its TX stamps stay those of its own SFDs).
@@ -81,7 +82,8 @@ module fpgatest_port #(
     parameter WITH_TX = 1,   // 0: no generator (its outputs read 0)
     parameter WITH_RX = 1,   // 0: no receive side (checker, statistics, tracker read 0)
     parameter REFLECT_LOG2 = 0,  // > 0 (with both directions): a reflector with a ring of 2^REFLECT_LOG2 bytes
-    parameter [47:0] MGMT_MAC = 48'd0  // not 0: the MAC of a management core (Etherbone) beside this port
+    parameter [47:0] MGMT_MAC = 48'd0, // not 0: the MAC of a management core (Etherbone) beside this port
+    parameter [31:0] MGMT_IP = 32'd0   // and its IPv4 address (0: ARP frames are not told apart)
 ) (
     // clocks and time
     input  wire           clk,
@@ -348,7 +350,7 @@ if (WITH_RX) begin : rx
         .cnt_overflow        (cdc_cnt_overflow)
     );
 
-    fpgatest_checker #(.MGMT_MAC(MGMT_MAC)) checker_inst (
+    fpgatest_checker #(.MGMT_MAC(MGMT_MAC), .MGMT_IP(MGMT_IP)) checker_inst (
         .clk                 (clk),
         .rst                 (rst),
         .time_tick           (time_tick),

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """fpgatest_checker + fpgatest_rx_cdc + fpgatest_latency_stats: exact latency, +-100 ppm RX clocks, frame classes, statistics."""
 
+import ipaddress
 import random
 import cocotb
 import pytest
@@ -8,7 +9,7 @@ from cocotb.triggers import ClockCycles, RisingEdge
 from cocotbext.eth import GmiiFrame
 from scapy.contrib.lldp import LLDPDU, LLDPDUChassisID, LLDPDUEndOfLLDPDU, LLDPDUPortID, LLDPDUTimeToLive
 from scapy.layers.inet import ICMP, IP, UDP
-from scapy.layers.l2 import ARP, Ether
+from scapy.layers.l2 import ARP, Dot1Q, Ether
 from scapy.packet import Raw
 
 from common.frames import PROTO_IPV4, PROTO_IPV6, PROTO_RAW, StreamConfig, echo_reply, mac_str, with_fcs
@@ -242,13 +243,17 @@ async def run_test_frame_classes(dut):
 
 
 MGMT_MAC = 0x10E2D5000001   # the management core's MAC in the build of run_test_management_frames
+MGMT_IP = "192.168.1.50"    # and its IPv4 address
 
 
 @cocotb.test()
 async def run_test_management_frames(dut):
-    """Built with MGMT_MAC: good frames to it without a signature are management frames, counted apart
-    from foreign ones; a frame to it with a bad FCS is an FCS error, one with our signature a test
-    frame; a destination that differs from MGMT_MAC in any one byte, or broadcast, is foreign."""
+    """Built with MGMT_MAC and MGMT_IP: good frames to the MAC without a signature, and broadcast ARP
+    frames for the address (the host asking for the core's MAC), are management frames, counted apart
+    from foreign ones; a frame to the MAC with a bad FCS is an FCS error, one with our signature a
+    test frame; a destination that differs from MGMT_MAC in any one byte is foreign, and so is a
+    broadcast ARP frame for an address one byte off, one with a VLAN tag, one to an address one bit
+    off broadcast, and a broadcast frame of another type with MGMT_IP where ARP's target would be."""
     tb = TB(dut, rx_ppm=0)
     await tb.reset()
     await tb.pulse("ctl_clear")
@@ -261,13 +266,24 @@ async def run_test_management_frames(dut):
         sends.append(GmiiFrame.from_raw_payload(data))
         expected[kind] += 1
 
-    request = Ether(dst=mgmt, src="02:00:00:00:00:99") / IP(dst="192.168.1.50") / UDP(dport=1234) / Raw(bytes(20))
+    request = Ether(dst=mgmt, src="02:00:00:00:00:99") / IP(dst=MGMT_IP) / UDP(dport=1234) / Raw(bytes(20))
     for size in (0, 1, 200, 1400):   # Etherbone records of several lengths, each a management frame
         add(with_fcs(bytes(request / Raw(bytes(size)))), "stat_mgmt_frames")
     for k in range(6):               # one byte of the destination wrong
         wrong = mac_str(MGMT_MAC ^ (0x01 << (8 * (5 - k))))
         add(with_fcs(bytes(Ether(dst=wrong) / IP() / UDP() / Raw(bytes(30)))), "stat_foreign")
-    add(with_fcs(bytes(Ether(dst="ff:ff:ff:ff:ff:ff") / ARP(pdst="192.168.1.50") / Raw(bytes(18)))), "stat_foreign")
+    host = Ether(dst="ff:ff:ff:ff:ff:ff", src="02:00:00:00:00:99")
+    arp = ARP(op=1, hwsrc="02:00:00:00:00:99", psrc="192.168.1.99", pdst=MGMT_IP)
+    add(with_fcs(bytes(host / arp / Raw(bytes(18)))), "stat_mgmt_frames")      # who has MGMT_IP?
+    add(with_fcs(bytes(Ether(dst=mgmt) / ARP(op=2, pdst=MGMT_IP) / Raw(bytes(18)))), "stat_mgmt_frames")
+    for k in range(4):               # one byte of the target address wrong
+        pdst = ".".join(str(int(b) ^ (0x10 if i == k else 0)) for i, b in enumerate(MGMT_IP.split(".")))
+        add(with_fcs(bytes(host / ARP(op=1, pdst=pdst) / Raw(bytes(18)))), "stat_foreign")
+    add(with_fcs(bytes(host / Dot1Q(vlan=5) / arp / Raw(bytes(18)))), "stat_foreign")
+    add(with_fcs(bytes(Ether(dst="ff:ff:ff:ff:ff:fe") / arp / Raw(bytes(18)))), "stat_foreign")
+    other = bytearray(bytes(host / IP(dst="192.168.1.255") / UDP() / Raw(bytes(30))))
+    other[38:42] = bytes(int(b) for b in MGMT_IP.split("."))
+    add(with_fcs(bytes(other)), "stat_foreign")
     bad = bytearray(with_fcs(bytes(request)))
     bad[40] ^= 0x10
     add(bytes(bad), "stat_fcs_errors")
@@ -452,4 +468,5 @@ def test_checker(scenario):
 
 def test_checker_management_frames():
     run("checker.test_checker", "tb_port", "tb_port_mgmt", testcase="run_test_management_frames",
-        parameters={"MGMT_MAC": f"48'h{MGMT_MAC:012x}"})
+        parameters={"MGMT_MAC": f"48'h{MGMT_MAC:012x}",
+                    "MGMT_IP": f"32'h{int(ipaddress.IPv4Address(MGMT_IP)):08x}"})

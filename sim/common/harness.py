@@ -49,7 +49,8 @@ def harness_verilog() -> str:
 
 module tb_port #(
     parameter REFLECT_LOG2 = 12,
-    parameter [47:0] MGMT_MAC = 48'd0
+    parameter [47:0] MGMT_MAC = 48'd0,
+    parameter [31:0] MGMT_IP = 32'd0
 ) (
 {decl_text}
 );
@@ -71,7 +72,7 @@ initial for (i = 0; i < 1024; i = i + 1) loop_mem[i] = 10'd0;
 assign rx_clk = tb_loop_en ? clk : rx_clk_ext;
 assign {{gmii_rx_er, gmii_rx_dv, gmii_rxd}} = tb_loop_en ? loop_out_reg : {{ext_rx_er, ext_rx_dv, ext_rxd}};
 
-fpgatest_port #(.REFLECT_LOG2(REFLECT_LOG2), .MGMT_MAC(MGMT_MAC)) port_inst (
+fpgatest_port #(.REFLECT_LOG2(REFLECT_LOG2), .MGMT_MAC(MGMT_MAC), .MGMT_IP(MGMT_IP)) port_inst (
 {conn_text}
 );
 
