@@ -19,6 +19,7 @@ import os
 import re
 import signal
 import socket
+from collections import deque
 from pathlib import Path
 
 import cocotb
@@ -95,7 +96,7 @@ class Board:
         self.url = f"socket://127.0.0.1:{self.server.getsockname()[1]}"
         self.conn = None
         self.sent = []                   # frames seen on port 0's TX pins
-        self.wire = []                   # (time ns, "in"/"out", bytes) on the serial line, for hang_report
+        self.wire = deque(maxlen=12)     # the serial line's last (time ns, "in"/"out", bytes), for hang_report
         self.forwarded = []              # (tx frame, rx frame) pairs put on port 1's RX pins
 
     async def start(self):
@@ -204,7 +205,7 @@ class Board:
         os.kill(process.pid, signal.SIGUSR1)
         process.join(1.0)
         process.kill()
-        wire = "\n".join(f"{t:.0f} ns {d}: {b.hex()}" for t, d, b in self.wire[-12:])
+        wire = "\n".join(f"{t:.0f} ns {d}: {b.hex()}" for t, d, b in self.wire)
         return (f"the host's stack is on stderr; serial line (last exchanges):\n{wire}\n"
                 f"UARTBone bridge state {int(self.dut.uartbone_state.value)}")
 
