@@ -41,11 +41,12 @@ from litex_soc.dut_model import MODEL_SOURCES, add_switch_model, gmii_signals
 from litex_soc.soc import FPGATestSoC
 from litex_soc.tester import ROOT, add_tester, port_defaults
 
-# the tester clock as on the board; sys (the CSR bus, UARTBone and the per-frame engines) at another
-# frequency, so the twin's tests run every sys/tester crossing (record FIFO, control strobes) with
-# two clocks; 62.5 MHz keeps the simulation's time step at 4 ns (the board's sys is 50 MHz)
+# the board's two clocks: tester 125 MHz, sys (the CSR bus, UARTBone and the per-frame engines) 50 MHz,
+# so the twin's tests run every sys/tester crossing (record FIFO, control strobes) with the board's
+# two clocks and their edges as they fall on the board (the simulator steps from edge to edge:
+# sim/twin/core/sim.c)
 TESTER_CLK_FREQ = 125e6
-SYS_CLK_FREQ = 62.5e6
+SYS_CLK_FREQ = 50e6
 # the twin's reflectors: a 32 KiB ring, so the largest frame (16383 bytes) is reflected at line rate
 TWIN_REFLECT_LOG2 = 15
 # --etherbone: a twin with Etherbone on port 1 (litex_soc/management.py), udp://192.168.1.50 through a
@@ -118,9 +119,14 @@ class TwinSoC(FPGATestSoC):
         self.add_uartbone_phy(RS232PHYModel(platform.request("serial")), timeout_s=10.0)
         ports = [gmii_signals(), gmii_signals()]
         for port in ports:
+            # each receive side in a clock of its own: the tester's frequency (the switch model and a
+            # TAP send in the tester clock), half a period later, as a PHY's recovered clock at another
+            # phase; every RX crossing (the time base in, the frame FIFO out) then runs between two
+            # clocks whose edges never meet, and the stamps stay exact to the tick (both sides of the
+            # SFD's crossing move by the same half period)
             port["rx_clk"] = Signal()
             port["rx_rst"] = Signal()
-            self.comb += [port["rx_clk"].eq(self.crg.cd_tester.clk), port["rx_rst"].eq(self.crg.cd_tester.rst)]
+            self.comb += [port["rx_clk"].eq(~self.crg.cd_tester.clk), port["rx_rst"].eq(self.crg.cd_tester.rst)]
         add_tester(self, ports, target="generic", build_extra="twin", model_sources=MODEL_SOURCES,
                    reflect_log2=TWIN_REFLECT_LOG2, etherbone=TWIN_ETHERBONE if etherbone else None)
         add_switch_model(self, ports[0], ports[1], taps=[platform.request("tap", n) for n in (0, 1)])

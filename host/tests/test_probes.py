@@ -268,8 +268,10 @@ def test_echo_rtt_is_the_models_delay_and_a_fixed_window_sets_the_rate(twin_link
 
 def test_echo_to_a_reflector_is_the_paths_and_its_turnaround(twin_link, tmp_path):
     """Port 1's reflector as the far end (fpgatest_reflector, gateware): every idle RTT is the model's
-    two paths plus the reflector's store and forward (L + 18 ticks from request SFD in to reply SFD
-    out, as sim/reflector measures on the pins), to the tick; a fixed window of 2 carries W frames per round trip; every request answered,
+    two paths plus the reflector's store and forward, to the tick: L + 18 ticks from request SFD in to
+    reply SFD out as sim/reflector measures on the pins with one clock, one tick less in the twin, whose
+    receive clock runs half a period after the tester's (the bytes are taken from the pins half a tick
+    sooner and cross into the tester clock half a tick sooner); a fixed window of 2 carries W frames per round trip; every request answered,
     nothing dropped; afterwards the reflector is off (port 1 sends again) and 'reflect' needs a
     running tester."""
     set_echo_model(twin_link)
@@ -278,7 +280,7 @@ def test_echo_to_a_reflector_is_the_paths_and_its_turnaround(twin_link, tmp_path
                "--out", str(out)) == 0
     res = json.loads((out / "results.json").read_text())
     hop = 125 + ECHO_SIZE                                  # ticks: latency + 1 tick per byte, each way
-    rtt_ns = (2 * hop + ECHO_SIZE + 18) * TICK_NS
+    rtt_ns = (2 * hop + ECHO_SIZE + 17) * TICK_NS
     assert res["far_end"] == "port 1's reflector"
     assert res["idle"]["rtt_min_ns"] == res["idle"]["rtt_max_ns"] == rtt_ns
     level = res["levels"][0]
