@@ -68,9 +68,9 @@ static int add_clock(const char *args)
     goto out;
   }
   period_ps = 1000000000000ull / json_object_get_int64(freq);
-  if(nclocks == MAX_CLOCKS || period_ps % 2)
+  if(nclocks == MAX_CLOCKS || period_ps < 2 || period_ps % 2)
   {
-    eprintf("clocker %s: more than %d clocks, or an odd period in picoseconds\n", args, MAX_CLOCKS);
+    eprintf("clocker %s: more than %d clocks, or not an even number of picoseconds per period\n", args, MAX_CLOCKS);
     goto out;
   }
   clocks[nclocks].half_ps = period_ps / 2;
