@@ -42,9 +42,9 @@ UART_RX_FIFO_DEPTH = 512          # one DP16KD: commands queue while UARTBone re
 class SharedPhyPins:
     """Mixin for a litex-boards ECP5 platform whose two "eth" entries repeat the shared MDIO pins (and
     the reset pin): they come out of the per-port pads so that each is requested once, as "eth_mdio"
-    and "eth_rst_n". Sources are kept relative to the gateware directory: YoWASP tools put a private
-    directory over /tmp, so an absolute path under /tmp (a clone in /tmp, say) is invisible to them;
-    relative paths work wherever the repository is."""
+    and "eth_rst_n". Sources and include paths are kept relative to the gateware directory: YoWASP
+    tools put a private directory over /tmp, so an absolute path under /tmp (a clone in /tmp, say) is
+    invisible to them; relative paths work wherever the repository is."""
 
     def share_phy_pins(self, gateware_dir: Path, eth_fixes: dict[int, dict[str, Subsignal]] | None = None):
         """eth_fixes: per port, Subsignals that replace the platform's (pins litex-boards has wrong)."""
@@ -73,6 +73,10 @@ class SharedPhyPins:
         if len(self.sources) > before:
             path, *rest = self.sources[-1]
             self.sources[-1] = (os.path.relpath(path, self.gateware_dir), *rest)
+
+    def add_verilog_include_path(self, path):
+        super().add_verilog_include_path(path)
+        self.verilog_include_paths[-1] = os.path.relpath(self.verilog_include_paths[-1], self.gateware_dir)
 
 
 class _CRG(LiteXModule):

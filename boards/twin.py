@@ -39,7 +39,7 @@ from litex.soc.integration.builder import Builder
 from litex_soc.management import DEFAULT_IP, DEFAULT_MAC
 from litex_soc.dut_model import MODEL_SOURCES, add_switch_model, gmii_signals
 from litex_soc.soc import FPGATestSoC
-from litex_soc.tester import ROOT, add_tester, port_defaults
+from litex_soc.tester import ROOT, add_tester, port_defaults, rtl_files
 
 # the board's two clocks: tester 125 MHz, sys (the CSR bus, UARTBone and the per-frame engines) 50 MHz,
 # so the twin's tests run every sys/tester crossing (record FIFO, control strobes) with the board's
@@ -269,7 +269,7 @@ def command(port: int, build_dir: Path = BUILD_DIR, linux: str | None = None) ->
     return [str(gateware / "obj_dir" / "Vsim")], run_dir
 
 
-SOURCES = [*sorted((ROOT / "rtl").rglob("*.v")), *sorted((ROOT / "sim" / "models").glob("*.v")),
+SOURCES = [*rtl_files(), *sorted((ROOT / "sim" / "models").glob("*.v")),
            *sorted((ROOT / "litex_soc").glob("*.py")), *sorted(MODULES.rglob("*")), *sorted(CORE.glob("*")),
            Path(__file__)]
 

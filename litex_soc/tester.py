@@ -65,6 +65,17 @@ def rtl_sources(target: str) -> list[Path]:
     return sorted(RTL.glob("*.v")) + sorted((RTL / target).glob("*.v"))
 
 
+def rtl_include_dir(target: str) -> Path:
+    """Where the cores find that target's included texts (rtl/<target>/*.vh)."""
+    assert target in TARGETS, f"unknown target {target!r}"
+    return RTL / target
+
+
+def rtl_files() -> list[Path]:
+    """Every gateware source of every target: modules (*.v) and included texts (*.vh)."""
+    return sorted([*RTL.rglob("*.v"), *RTL.rglob("*.vh")])
+
+
 # sources that shape only the twin (its simulated device under test): part of the twin's identity,
 # not the board's, so a change to the model leaves the board's bitstream as it is
 TWIN_ONLY = ("litex_soc/dut_model.py",)
@@ -75,7 +86,7 @@ def gateware_id(extra: str = "", model_sources: tuple = ()) -> int:
     (the cores, the LiteX integration and, for the twin, the device model's sources)."""
     h = hashlib.sha256(extra.encode())
     shared = [p for p in (ROOT / "litex_soc").glob("*.py") if str(p.relative_to(ROOT)) not in TWIN_ONLY]
-    for path in sorted(list(RTL.rglob("*.v")) + shared + [Path(p) for p in model_sources]):
+    for path in sorted(rtl_files() + shared + [Path(p) for p in model_sources]):
         h.update(str(path.relative_to(ROOT)).encode())
         h.update(path.read_bytes())
     return int.from_bytes(h.digest()[:4], "big")
@@ -84,6 +95,7 @@ def gateware_id(extra: str = "", model_sources: tuple = ()) -> int:
 def add_sources(platform, target: str) -> None:
     for path in rtl_sources(target):
         platform.add_source(str(path))
+    platform.add_verilog_include_path(str(rtl_include_dir(target)))
 
 
 class CounterWindow(LiteXModule):

@@ -65,60 +65,10 @@ localparam [STAMP_W-1:0] SYNC_LAG = 4;
 // its own group and the parities of the groups above it
 localparam GROUPS = (STAMP_W + 3) / 4;
 
-// The same two functions written twice, proven equal to each other and to the textbook decode for
-// every input (sim/checker/test_gray_decode.py, Yosys SAT): bit by bit for synthesis (the netlist
-// the board's timing was closed with; any other text of the same logic gives Yosys and nextpnr
-// another placement, and two word-wide texts each lost a seed's margin: docs/board.md), word-wide
-// for a simulator, which computes it in a few operations instead of a few hundred (the bit-by-bit
-// loops took 8-10 % of the twin's time in a profile)
-`ifdef SYNTHESIS
-function [GROUPS-1:0] group_parity(input [STAMP_W-1:0] g);
-    integer i;
-    begin
-        group_parity = {GROUPS{1'b0}};
-        for (i = 0; i < STAMP_W; i = i + 1)
-            group_parity[i / 4] = group_parity[i / 4] ^ g[i];
-    end
-endfunction
-
-function [STAMP_W-1:0] gray2bin(input [STAMP_W-1:0] g, input [GROUPS-1:0] parity);
-    integer i, j;
-    begin
-        for (i = 0; i < STAMP_W; i = i + 1) begin
-            gray2bin[i] = 1'b0;
-            for (j = i; j < STAMP_W && j / 4 == i / 4; j = j + 1)
-                gray2bin[i] = gray2bin[i] ^ g[j];
-            for (j = i / 4 + 1; j < GROUPS; j = j + 1)
-                gray2bin[i] = gray2bin[i] ^ parity[j];
-        end
-    end
-endfunction
-`else
-function [GROUPS-1:0] group_parity(input [STAMP_W-1:0] g);
-    integer k;
-    for (k = 0; k < GROUPS; k = k + 1)
-        group_parity[k] = ^((g >> (4 * k)) & 4'hF);
-endfunction
-
-function [STAMP_W-1:0] gray2bin(input [STAMP_W-1:0] g, input [GROUPS-1:0] parity);
-    reg [4*GROUPS-1:0] x;
-    reg [GROUPS-1:0]   above;
-    integer k;
-    begin
-        // in every group at once, the XOR of the bits from i to the group's top (two shift-XOR
-        // steps); then each group's bits XORed with the parity of all the groups above it
-        x = {{(4*GROUPS-STAMP_W){1'b0}}, g};
-        x = x ^ ((x >> 1) & {GROUPS{4'b0111}});
-        x = x ^ ((x >> 2) & {GROUPS{4'b0011}});
-        above = parity >> 1;
-        for (k = GROUPS - 2; k >= 0; k = k - 1)
-            above[k] = above[k] ^ above[k + 1];
-        for (k = 0; k < GROUPS; k = k + 1)
-            x[4*k +: 4] = x[4*k +: 4] ^ {4{above[k]}};
-        gray2bin = x[STAMP_W-1:0];
-    end
-endfunction
-`endif
+// group_parity and gray2bin, one text per target (rtl/<target>/fpgatest_gray_decode.vh, found
+// through the target's include path): bit by bit for the board, word-wide for simulators; both
+// proven equal to the textbook decode for every input (sim/checker/test_gray_decode.py, Yosys SAT)
+`include "fpgatest_gray_decode.vh"
 
 reg [STAMP_W-1:0] time_gray_d_reg;
 reg [GROUPS-1:0]  time_parity_reg;

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from boards.colorlight import timing_report
 from boards.colorlight_5a_75b import BUILD_DIR
-from litex_soc.tester import rtl_sources
+from litex_soc.tester import rtl_include_dir, rtl_sources
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -28,7 +28,8 @@ def synthesize(top: str, files: list[str], workdir: Path) -> dict:
     # YoWASP tools see a private /tmp: run from the repository with relative paths only
     workdir.mkdir(parents=True, exist_ok=True)
     rel = workdir.relative_to(ROOT)
-    script = "; ".join([f"read_verilog {' '.join(files)}",
+    include = rtl_include_dir("ecp5").relative_to(ROOT)
+    script = "; ".join([f"read_verilog -I{include} {' '.join(files)}",
                         f"synth_ecp5 -top {top} -json {rel}/{top}.json",
                         f"tee -o {rel}/{top}_stat.txt stat"])
     log = subprocess.run(["yosys", "-q", "-p", script], cwd=ROOT, capture_output=True, text=True)

@@ -505,9 +505,12 @@ def _gateware(monkeypatch, name: str, tx_on_rx_clock: bool = False, intervals: b
 
 def _run(gateware: Path, testcase: str, extra_env: dict | None = None) -> None:
     script = (gateware / "colorlight_5a_75b.ys").read_text()
-    rtl = [(gateware / p).resolve() for p in re.findall(r"^read_verilog (\S+)$", script, re.M)]
+    reads = re.findall(r"^read_verilog((?: -I\S+)*) (\S+)$", script, re.M)
+    rtl = [(gateware / p).resolve() for _, p in reads]
+    includes = sorted({(gateware / i).resolve() for options, _ in reads for i in re.findall(r"-I(\S+)", options)})
     sources = [*rtl, Path(__file__).with_name("ecp5_cells.v")]
     run_sources("test_board", "colorlight_5a_75b", gateware.parent / "sim", sources, testcase=testcase,
+                includes=includes,
                 test_dir=gateware, build_args=["-Wno-MULTIDRIVEN", "-Wno-UNOPTFLAT"],
                 extra_env={"BOARD_GATEWARE": str(gateware), **(extra_env or {}),
                            "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent),

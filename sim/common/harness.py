@@ -3,6 +3,7 @@
 
 from pathlib import Path
 
+from litex_soc.tester import rtl_include_dir
 from litex_soc.tester import rtl_sources as tester_rtl_sources
 from litex_soc.verilog_ports import module_ports
 
@@ -85,6 +86,11 @@ endmodule
 def rtl_sources() -> list[Path]:
     """What Verilator simulates: the cores with the generic wrappers."""
     return tester_rtl_sources("generic")
+
+
+def rtl_includes() -> list[Path]:
+    """... and the generic target's included texts."""
+    return [rtl_include_dir("generic")]
 
 
 def write_harness(build_dir: Path) -> Path:

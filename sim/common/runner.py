@@ -7,7 +7,7 @@ from pathlib import Path
 
 from cocotb_tools.runner import get_runner
 
-from common.harness import ROOT, rtl_sources, write_harness
+from common.harness import ROOT, rtl_includes, rtl_sources, write_harness
 
 SIM_BUILD = ROOT / "build" / "sim"
 
@@ -34,7 +34,8 @@ def run(
     if toplevel == "tb_port":
         sources.append(write_harness(build_dir))
     run_sources(test_module, toplevel, build_dir, sources, testcase=testcase, parameters=parameters,
-                extra_env=extra_env, test_dir=test_dir, build_args=["-Werror-PINMISSING"])
+                extra_env=extra_env, test_dir=test_dir, build_args=["-Werror-PINMISSING"],
+                includes=rtl_includes())
 
 
 def run_sources(
@@ -47,12 +48,15 @@ def run_sources(
     extra_env: dict | None = None,
     test_dir: Path | None = None,
     build_args: list[str] = (),
+    includes: list = (),
 ) -> None:
-    """Build `toplevel` from `sources` with Verilator and run the cocotb scenarios of `test_module`."""
+    """Build `toplevel` from `sources` (and the include directories `includes`) with Verilator and run
+    the cocotb scenarios of `test_module`."""
     waves = os.environ.get("WAVES") == "1"
     runner = get_runner("verilator")
     runner.build(
         sources=sources,
+        includes=list(includes),
         hdl_toplevel=toplevel,
         build_dir=build_dir,
         parameters=parameters or {},
