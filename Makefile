@@ -19,13 +19,15 @@ export FPGATEST_ROOT := $(ROOT)
 
 SWEEP_ARGS  ?=
 TWIN_PORT   ?= 4327
+TWIN_ARGS   ?=
 
 .PHONY: install test sweep twin twin-linux bench synth bitstream flash load clean distclean help
 
 help:
 	@echo "make sweep              the thesis method on the digital twin: fpgatest sweep --proto ipv4"
 	@echo "make test               run the test suite (cocotb + Verilator gateware, twin, host tool)"
-	@echo "make twin               build and serve the twin on socket://127.0.0.1:$(TWIN_PORT)"
+	@echo "make twin               build and serve the twin on socket://127.0.0.1:$(TWIN_PORT), built as the"
+	@echo "                        5A-75B is (port 0 sends, port 1 receives); TWIN_ARGS=--full: both directions"
 	@echo "make twin-linux         fpgatest sweep --proto ipv4 through the Linux kernel (twin:linux, root)"
 	@echo "make bench              line rate, twin speed, synthesis, boards' Fmax on three seeds -> build/bench/"
 	@echo "make bitstream          Colorlight 5A-75B bitstream (Yosys + nextpnr-ecp5 + ecppack);"
@@ -49,7 +51,7 @@ sweep: install
 	cd $(ROOT) && $(VENV)/bin/fpgatest sweep --proto ipv4 $(SWEEP_ARGS)
 
 twin: install
-	cd $(ROOT) && $(PY) -m boards.twin --run --port $(TWIN_PORT)
+	cd $(ROOT) && $(PY) -m boards.twin --run --port $(TWIN_PORT) $(TWIN_ARGS)
 
 twin-linux: install
 	cd $(ROOT) && $(VENV)/bin/fpgatest sweep --url twin:linux --proto ipv4 $(SWEEP_ARGS)

@@ -14,20 +14,28 @@ from boards import twin  # noqa: E402
 
 
 class _SessionTwin:
-    """The twin the session's tests share: started by the first test that needs it, stopped after the
-    last (at the end of the twin's work unit, below): a twin left running takes a core."""
+    """The twins the session's tests share, one running at a time: started by the first test that needs
+    it, stopped when a test needs the other variant and after the last test (at the end of the twin's
+    work unit, below): a twin left running takes a core."""
 
     def __init__(self):
         self.stack = None
+        self.variant = None
+        self.link = None
 
-    def start(self, log_path: Path):
-        self.stack = contextlib.ExitStack()
-        log = self.stack.enter_context(open(log_path, "w"))
-        return self.stack.enter_context(twin.running(log=log))
+    def get(self, variant: str, log_dir: Path):
+        if self.variant != variant:
+            self.stop()
+            self.stack = contextlib.ExitStack()
+            log = self.stack.enter_context(open(log_dir / f"twin-{variant}.log", "w"))
+            self.link = self.stack.enter_context(twin.running(log=log, variant=variant))
+            self.variant = variant
+            POWER_UP[self.link[0]] = _settings(*self.link)
+        return self.link
 
     def stop(self):
         if self.stack:
-            self.stack, stack = None, self.stack
+            self.stack, stack, self.variant, self.link = None, self.stack, None, None
             stack.close()
 
 
@@ -35,11 +43,23 @@ SESSION_TWIN = _SessionTwin()
 
 
 @pytest.fixture(scope="session")
-def twin_link(tmp_path_factory):
-    url, csr = SESSION_TWIN.start(tmp_path_factory.mktemp("twin") / "twin.log")
-    POWER_UP[url] = _settings(url, csr)
-    yield url, csr
+def _twin_logs(tmp_path_factory):
+    yield tmp_path_factory.mktemp("twin")
     SESSION_TWIN.stop()
+
+
+@pytest.fixture()
+def twin_link(_twin_logs):
+    """(url, csr.json) of the full twin (boards.twin --full: both directions on both ports, every
+    engine), for the tests of what the twin and the host can do."""
+    return SESSION_TWIN.get("full", _twin_logs)
+
+
+@pytest.fixture()
+def board_twin_link(_twin_logs):
+    """(url, csr.json) of the default twin: the 5A-75B's default build (port 0 generating, port 1
+    receiving), what `fpgatest --url twin` and `make sweep` run."""
+    return SESSION_TWIN.get("board", _twin_logs)
 
 
 POWER_UP: dict[str, dict[str, int]] = {}     # per twin: its settings before any test
@@ -62,10 +82,10 @@ def _twin_as_at_power_up(request):
     """After each test that drove the twin, its settings as at power-up: the twin is shared by the
     session, and a second hop or cross traffic left on would change every later measurement."""
     yield
-    if "twin_link" in request.fixturenames:
+    if {"twin_link", "board_twin_link"} & set(request.fixturenames) and SESSION_TWIN.link:
         from fpgatest.driver import Device
 
-        url, csr = request.getfixturevalue("twin_link")
+        url, csr = SESSION_TWIN.link        # the one running is the one the test drove
         with Device(url, csr) as dev:
             now = dev.read_many(list(POWER_UP[url]))
             for name, value in POWER_UP[url].items():
@@ -104,7 +124,8 @@ def pytest_xdist_make_scheduler(config, log):
 
 
 def pytest_collection_modifyitems(config, items):
-    strays = [item.nodeid for item in items if "twin_link" in item.fixturenames and work_unit(item.nodeid) != "twin"]
+    strays = [item.nodeid for item in items if {"twin_link", "board_twin_link"} & set(item.fixturenames)
+              and work_unit(item.nodeid) != "twin"]
     if strays:
         raise pytest.UsageError(f"{strays[0]} uses the session's twin outside its work unit (conftest.TWIN_UNIT)")
     bitstream_units = {work_unit(item.nodeid) for item in items if item.get_closest_marker("bitstream")}

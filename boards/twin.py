@@ -4,7 +4,14 @@
 
     python -m boards.twin --build            # generate + compile into build/twin
     python -m boards.twin --run --port 4327  # serve UARTBone on socket://127.0.0.1:4327
-    python -m boards.twin --run --linux      # the same, a Linux router between the ports (root)
+    python -m boards.twin --run --full       # both directions on both ports (build/twin-full)
+    python -m boards.twin --run --linux      # the full twin, a Linux router between the ports (root)
+
+The twin is built as the Colorlight 5A-75B's default build is (its port directions and engines: port 0
+generating, port 1 receiving, no interval recorder), so a command does on the twin what it does on
+that board. --full builds both directions on both ports, a reflector in each and the interval
+recorder (fpgatest --url twin:full): what a larger board holds, for the methods that need a port that
+sends and receives.
 
 With --linux (fpgatest --url twin:linux), each port is joined to a TAP interface
 (sim/twin/modules/fpgatest_tap) instead of the switch model, and both TAPs sit in a network namespace
@@ -36,6 +43,8 @@ from litex.gen import LiteXModule
 from litex.soc.cores.uart import RS232PHYModel
 from litex.soc.integration.builder import Builder
 
+from boards.colorlight import port_directions
+from boards.colorlight_5a_75b import BaseSoC as Board
 from litex_soc.management import DEFAULT_IP, DEFAULT_MAC
 from litex_soc.dut_model import MODEL_SOURCES, add_switch_model, gmii_signals
 from litex_soc.soc import FPGATestSoC
@@ -53,7 +62,12 @@ TWIN_REFLECT_LOG2 = 15
 # TAP (--linux), the host's bus on the wire the port tests, as on a board built with --etherbone. A
 # build of its own: LiteEth's core costs the twin 30 % of its speed (0.74 -> 0.52 M cycles/s idle)
 TWIN_ETHERBONE = {"port": 1, "ip": DEFAULT_IP, "mac": DEFAULT_MAC}
+# the twin's builds: "board" (the default) has the port directions and engines of the 5A-75B's default
+# build; "full" both directions on both ports, a reflector in each and the interval recorder (and,
+# with Etherbone, only that one is built)
+VARIANTS = ("board", "full")
 BUILD_DIR = ROOT / "build" / "twin"
+FULL_BUILD_DIR = ROOT / "build" / "twin-full"
 ETHERBONE_BUILD_DIR = ROOT / "build" / "twin-etherbone"
 DEFAULT_PORT = 4327
 # the UARTBone bridge to TCP: LiteX's serial2tcp made safe for a shared machine (loopback only, one
@@ -106,12 +120,27 @@ class _CRG(LiteXModule):
         ]
 
 
-def default_build_dir(etherbone: bool = False) -> Path:
-    return ETHERBONE_BUILD_DIR if etherbone else BUILD_DIR
+def default_build_dir(variant: str = "board", etherbone: bool = False) -> Path:
+    return ETHERBONE_BUILD_DIR if etherbone else FULL_BUILD_DIR if variant == "full" else BUILD_DIR
+
+
+def variant_of(variant: str, etherbone: bool = False, linux: str | None = None) -> str:
+    """The variant a twin has: Etherbone and the Linux kernel as the device under test come with the
+    full twin only (the kernel's own frames, echo replies and the reflector need ports that send and
+    receive; no board holds a kernel, so there is no board's build to follow there)."""
+    assert variant in VARIANTS, variant
+    return "full" if etherbone or linux else variant
+
+
+def build_shape(variant: str) -> tuple[list[tuple[bool, bool]], bool]:
+    """(port directions, interval recorder) of a variant: the board's default build, or everything."""
+    if variant == "board":
+        return port_directions(Board.FULL_DUPLEX), Board.INTERVALS
+    return port_directions(True), True
 
 
 class TwinSoC(FPGATestSoC):
-    def __init__(self, etherbone: bool = False):
+    def __init__(self, variant: str = "board", etherbone: bool = False):
         platform = Platform()
         FPGATestSoC.__init__(self, platform, SYS_CLK_FREQ, ident="fpgatest twin")
         self.crg = _CRG(platform)
@@ -127,8 +156,10 @@ class TwinSoC(FPGATestSoC):
             port["rx_clk"] = Signal()
             port["rx_rst"] = Signal()
             self.comb += [port["rx_clk"].eq(~self.crg.cd_tester.clk), port["rx_rst"].eq(self.crg.cd_tester.rst)]
+        directions, intervals = build_shape(variant_of(variant, etherbone))
         add_tester(self, ports, target="generic", build_extra="twin", model_sources=MODEL_SOURCES,
-                   reflect_log2=TWIN_REFLECT_LOG2, etherbone=TWIN_ETHERBONE if etherbone else None)
+                   directions=directions, intervals=intervals, reflect_log2=TWIN_REFLECT_LOG2,
+                   etherbone=TWIN_ETHERBONE if etherbone else None)
         add_switch_model(self, ports[0], ports[1], taps=[platform.request("tap", n) for n in (0, 1)])
 
 
@@ -214,14 +245,16 @@ def _ip(cmd: list[str]) -> None:
         raise RuntimeError(f"{' '.join(cmd)}: {result.stderr.strip() or f'exit {result.returncode}'}")
 
 
-def build(build_dir: Path = BUILD_DIR, flow: str = "twin", etherbone: bool = False) -> None:
+def build(build_dir: Path = BUILD_DIR, flow: str = "twin", variant: str = "board", etherbone: bool = False) -> None:
     """Generate the SoC, csr.json/csr.csv and the Verilator model (compiled into build_dir/gateware).
     flow "twin": the twin's own simulator build (sim/twin/core/Makefile: LiteX's simulator core, no
     tracing, Verilator's fast X handling, the model compiled for this machine's CPU).
     flow "litex": LiteX's own build_sim.sh, as LiteX builds any simulation (make bench's reference).
-    etherbone: Etherbone on port 1 (TWIN_ETHERBONE)."""
+    variant: "board" (the 5A-75B's default build) or "full" (both directions, every engine).
+    etherbone: Etherbone on port 1 (TWIN_ETHERBONE), a full twin."""
     assert flow in FLOWS, flow
-    soc = TwinSoC(etherbone)
+    variant = variant_of(variant, etherbone)
+    soc = TwinSoC(variant, etherbone)
     builder = Builder(soc, output_dir=str(build_dir), compile_software=False, compile_gateware=False,
                       csr_json=str(build_dir / "csr.json"), csr_csv=str(build_dir / "csr.csv"))
     # our serial bridge module, built beside LiteX's (LiteX writes a variables.mak next to it: a copy
@@ -242,7 +275,7 @@ def build(build_dir: Path = BUILD_DIR, flow: str = "twin", etherbone: bool = Fal
         _step(["make", "-f", str(CORE / "Makefile"), f"CC_SRCS={sources}"], gateware)
     constants = json.loads((build_dir / "csr.json").read_text())["constants"]
     (build_dir / "twin.built").write_text(json.dumps({"build_id": constants["fpgatest_build_id"], "flow": flow,
-                                                      "etherbone": etherbone,
+                                                      "variant": variant, "etherbone": etherbone,
                                                       **({"cpu": cpu()} if flow == "twin" else {})}))
 
 
@@ -269,9 +302,10 @@ def command(port: int, build_dir: Path = BUILD_DIR, linux: str | None = None) ->
     return [str(gateware / "obj_dir" / "Vsim")], run_dir
 
 
+# what a twin is built from (the board's target files: the default variant is its default build)
 SOURCES = [*rtl_files(), *sorted((ROOT / "sim" / "models").glob("*.v")),
            *sorted((ROOT / "litex_soc").glob("*.py")), *sorted(MODULES.rglob("*")), *sorted(CORE.glob("*")),
-           Path(__file__)]
+           Path(__file__), ROOT / "boards" / "colorlight.py", ROOT / "boards" / "colorlight_5a_75b.py"]
 
 
 def cpu() -> str:
@@ -283,32 +317,33 @@ def cpu() -> str:
     return platform.machine()
 
 
-def up_to_date(build_dir: Path = BUILD_DIR, etherbone: bool = False) -> bool:
-    """Built from these sources, as asked (with Etherbone or not), for this CPU (a checkout copied to
-    another machine builds again)."""
+def up_to_date(build_dir: Path = BUILD_DIR, variant: str = "board", etherbone: bool = False) -> bool:
+    """Built from these sources, as asked (the variant, with Etherbone or not), for this CPU (a checkout
+    copied to another machine builds again)."""
     marker = build_dir / "twin.built"
     if not marker.exists() or any(p.stat().st_mtime > marker.stat().st_mtime for p in SOURCES):
         return False
     with contextlib.suppress(ValueError):
         built = json.loads(marker.read_text())
-        return built.get("cpu", cpu()) == cpu() and built.get("etherbone", False) == etherbone
+        return (built.get("cpu", cpu()) == cpu() and built.get("etherbone", False) == etherbone
+                and built.get("variant") == variant_of(variant, etherbone))
     return False
 
 
-def ensure_built(build_dir: Path = BUILD_DIR, etherbone: bool = False) -> None:
+def ensure_built(build_dir: Path = BUILD_DIR, variant: str = "board", etherbone: bool = False) -> None:
     """Build when a source changed: one line on stderr, LiteX's and Verilator's output in
     build_dir/build.log (named in the error when the build fails). Two processes that need the same
     build (two `fpgatest` commands, two test workers) build it once: the second waits for the first."""
-    if up_to_date(build_dir, etherbone):
+    if up_to_date(build_dir, variant, etherbone):
         return
     build_dir.mkdir(parents=True, exist_ok=True)
     with open(build_dir / "build.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not up_to_date(build_dir, etherbone):
-            _build_logged(build_dir, etherbone)
+        if not up_to_date(build_dir, variant, etherbone):
+            _build_logged(build_dir, variant, etherbone)
 
 
-def _build_logged(build_dir: Path, etherbone: bool) -> None:
+def _build_logged(build_dir: Path, variant: str, etherbone: bool) -> None:
     log_path = build_dir / "build.log"
     start = time.monotonic()
     print(f"fpgatest: building the twin (LiteX + Verilator, a few minutes; log {log_path}) ...",
@@ -322,7 +357,7 @@ def _build_logged(build_dir: Path, etherbone: bool) -> None:
             os.dup2(log.fileno(), 2)
             try:   # Python's own streams too: a caller (pytest) may have replaced them
                 with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
-                    build(build_dir, etherbone=etherbone)
+                    build(build_dir, variant=variant, etherbone=etherbone)
             finally:
                 sys.stdout.flush()
                 sys.stderr.flush()
@@ -346,13 +381,16 @@ def free_port() -> int:
 
 @contextlib.contextmanager
 def running(port: int | None = None, build_dir: Path | None = None, log=None, linux: str | None = None,
-            etherbone: bool = False):
+            variant: str = "board", etherbone: bool = False):
     """Build if needed, start the twin on a TCP port, yield (url, csr.json path), stop it.
+    variant: "board" (the 5A-75B's default build, in build/twin) or "full" (build/twin-full).
     linux: "router" or "bridge", the ports joined through the kernel (kernel_plan) instead of the
-    switch model. etherbone: the build with Etherbone on port 1 (in build/twin-etherbone by default)."""
+    switch model. etherbone: the build with Etherbone on port 1 (in build/twin-etherbone by default).
+    With either, the twin is the full one (variant_of)."""
     refuse_linux(linux)
-    build_dir = build_dir or default_build_dir(etherbone)
-    ensure_built(build_dir, etherbone)
+    variant = variant_of(variant, etherbone, linux)
+    build_dir = build_dir or default_build_dir(variant, etherbone)
+    ensure_built(build_dir, variant, etherbone)
     port = port or free_port()
     if linux:   # a namespace left by a twin that was killed
         subprocess.run(["ip", "netns", "del", netns_name(port)], capture_output=True)
@@ -392,7 +430,8 @@ def running(port: int | None = None, build_dir: Path | None = None, log=None, li
         shutil.rmtree(cwd, ignore_errors=True)
 
 
-def serve(port: int | None, build_dir: Path, linux: str | None, for_tool: bool, etherbone: bool = False) -> int:
+def serve(port: int | None, build_dir: Path, linux: str | None, for_tool: bool, variant: str = "board",
+          etherbone: bool = False) -> int:
     """Run the twin until SIGTERM, SIGINT or SIGHUP (or, for_tool, until stdin closes: the fpgatest that
     started it is gone). Announce it on stdout: one JSON line {"url", "csr"} or {"error"} for fpgatest,
     a sentence for a person. The simulator's own output goes to build/twin-run.log."""
@@ -409,15 +448,17 @@ def serve(port: int | None, build_dir: Path, linux: str | None, for_tool: bool, 
                      f"{', '.join(tap_names(port))}" if linux else ""), flush=True)
 
     port = port or free_port()
+    variant = variant_of(variant, etherbone, linux)
     try:
         refuse_linux(linux)     # before anything is built, started or written
-        ensure_built(build_dir, etherbone)     # a signal here ends the launcher and, for fpgatest, its build's processes
+        # a signal here ends the launcher and, for fpgatest, its build's processes
+        ensure_built(build_dir, variant, etherbone)
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             signal.signal(sig, lambda *_: done.set())
         if for_tool:
             threading.Thread(target=lambda: (sys.stdin.read(), done.set()), daemon=True).start()
         with open(build_dir.parent / "twin-run.log", "w") as log, \
-                running(port, build_dir, log=log, linux=linux, etherbone=etherbone) as (url, csr):
+                running(port, build_dir, log=log, linux=linux, variant=variant, etherbone=etherbone) as (url, csr):
             say(url=url, csr=str(csr))
             while not done.wait(0.5):
                 pass
@@ -436,21 +477,27 @@ def main() -> int:
                              "end when stdin closes")
     parser.add_argument("--port", type=int, default=None, help=f"TCP port for UARTBone (--run: default {DEFAULT_PORT})")
     parser.add_argument("--build-dir", type=Path, default=None,
-                        help="build directory (default build/twin, with --etherbone build/twin-etherbone)")
+                        help="build directory (default build/twin; --full, --linux: build/twin-full; "
+                             "--etherbone: build/twin-etherbone)")
+    parser.add_argument("--full", action="store_true",
+                        help="both directions on both ports, a reflector in each and the interval recorder "
+                             "(default: the 5A-75B's build, port 0 generating and port 1 receiving)")
     parser.add_argument("--linux", nargs="?", const="router", choices=LINUX_MODES, default=None,
                         help="the ports joined through the Linux kernel, a router (default) or a bridge "
-                             "(namespace fpgatest-PORT; root)")
+                             "(namespace fpgatest-PORT; root); the full twin")
     parser.add_argument("--etherbone", action="store_true",
                         help=f"Etherbone on port 1 at {DEFAULT_IP} (with --linux: fpgatest --url udp://{DEFAULT_IP} "
                              "in the namespace); a build of its own, 30 %% slower")
     args = parser.parse_args()
-    build_dir = args.build_dir or default_build_dir(args.etherbone)
+    variant = variant_of("full" if args.full else "board", args.etherbone, args.linux)
+    build_dir = args.build_dir or default_build_dir(variant, args.etherbone)
     if args.build:
-        build(build_dir, etherbone=args.etherbone)
+        build(build_dir, variant=variant, etherbone=args.etherbone)
     if args.serve:
-        return serve(args.port, build_dir, args.linux, for_tool=True, etherbone=args.etherbone)
+        return serve(args.port, build_dir, args.linux, for_tool=True, variant=variant, etherbone=args.etherbone)
     if args.run:
-        return serve(args.port or DEFAULT_PORT, build_dir, args.linux, for_tool=False, etherbone=args.etherbone)
+        return serve(args.port or DEFAULT_PORT, build_dir, args.linux, for_tool=False, variant=variant,
+                     etherbone=args.etherbone)
     return 0
 
 

@@ -31,7 +31,10 @@ CHECKOUT = _checkout()
 # results and the calibration file: the checkout's build/, else the user's data directory
 DATA = (CHECKOUT / "build" if CHECKOUT else
         Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "fpgatest")
-TWIN_CSR = CHECKOUT / "build" / "twin" / "csr.json" if CHECKOUT else None
+# the twin's builds (boards.twin): the default (the 5A-75B's build), --full, --etherbone; a twin served on
+# socket:// is described by the one whose build id it answers with
+TWIN_CSRS = ([CHECKOUT / "build" / name / "csr.json" for name in ("twin", "twin-full", "twin-etherbone")]
+             if CHECKOUT else [])
 BOARD_CSR = CHECKOUT / "build" / "colorlight_5a_75b" / "csr.json" if CHECKOUT else None
 DEFAULT_CALIBRATION = DATA / "calibration.json"
 
@@ -40,9 +43,11 @@ BOARD_DURATION_S, BOARD_INTERVAL_S = 100.0, 1.0
 TWIN_DURATION_S, TWIN_INTERVAL_S = 0.02, 0.002
 
 
-# the twin, started for one command: ports through the switch model, or through the Linux kernel (a
-# router or a bridge)
-TWIN_URLS = {"twin": None, "twin:linux": "router", "twin:linux-bridge": "bridge"}
+# the twin, started for one command: (the launcher's options) the 5A-75B's default build or the full twin
+# (both directions on both ports, every engine), its ports through the switch model or through the Linux
+# kernel (a router or a bridge; the full twin)
+TWIN_URLS = {"twin": [], "twin:full": ["--full"], "twin:linux": ["--linux", "router"],
+             "twin:linux-bridge": ["--linux", "bridge"]}
 
 
 class UserError(Exception):
@@ -160,21 +165,21 @@ def stream_fields(args, tx_port: int, rx_port: int) -> tuple[int | None, dict]:
 
 @contextlib.contextmanager
 def open_tester(args):
-    """A Tester at --url (the twin, started for this command, when --url is 'twin' or 'twin:linux'), its
-    wires captured to --capture while the command runs (twin only)."""
+    """A Tester at --url (the twin, started for this command, when --url is one of TWIN_URLS), its wires
+    captured to --capture while the command runs (twin only)."""
     from fpgatest.driver import Device
     from fpgatest.tester import Tester
 
     if args.url.startswith("twin:") and args.url not in TWIN_URLS:
         raise UserError(f"--url {args.url}: the twin is {', '.join(TWIN_URLS)}")
     if args.url in TWIN_URLS:
-        with launched_twin(linux=TWIN_URLS[args.url]) as (url, csr):
+        with launched_twin(TWIN_URLS[args.url]) as (url, csr):
             with Device(url, Path(args.csr) if args.csr else csr) as dev:
                 with _captured(Tester(dev), args, csr.parent, url) as t:
                     yield t
     else:
-        # socket:// is how a running twin serves UARTBone: its map is the twin's
-        csr = Path(args.csr) if args.csr else TWIN_CSR if args.url.startswith("socket://") else BOARD_CSR
+        # socket:// is how a running twin serves UARTBone: its map is that of the twin's build it runs
+        csr = Path(args.csr) if args.csr else twin_map(args.url) if args.url.startswith("socket://") else BOARD_CSR
         if csr is None:
             raise UserError(f"--csr: which register map? (give the csr.json of the build behind {args.url}; "
                             "a twin's is build/twin/csr.json in its checkout)")
@@ -183,8 +188,28 @@ def open_tester(args):
                 yield t
 
 
+def twin_map(url: str) -> Path | None:
+    """The csr.json of the checkout's twin build that the twin at url runs (its build id), else the
+    default build's (the identity check then says which build id answered)."""
+    from fpgatest.driver import CsrMap, Device, MapError, join_words
+
+    built = [path for path in TWIN_CSRS if path.exists()]
+    if not built:
+        return TWIN_CSRS[0] if TWIN_CSRS else None
+    try:
+        maps = {path: CsrMap(path) for path in built}
+        with Device(url, built[0], check_identity=False) as dev:
+            for path, csr in maps.items():     # each map's build id where that map says it is
+                reg = csr["tester_build_id"]
+                if join_words(dev.bus.read(reg.addr, reg.words)) == csr.build_id:
+                    return path
+    except MapError:
+        pass
+    return built[0]
+
+
 @contextlib.contextmanager
-def launched_twin(linux: str | None = None):
+def launched_twin(options: list[str]):
     """Start the checkout's twin launcher (python -m boards.twin --serve) and yield (url, csr.json) from
     the line it prints; stop it at the end, however the command ends. The twin is a process behind a
     URL, as a board is: this package imports nothing from the checkout."""
@@ -193,7 +218,7 @@ def launched_twin(linux: str | None = None):
                         "or give --url socket://HOST:PORT of a running twin and its --csr")
     python = CHECKOUT / ".venv" / "bin" / "python"
     proc = subprocess.Popen([str(python if python.exists() else sys.executable), "-m", "boards.twin", "--serve",
-                             *(["--linux", linux] if linux else [])],
+                             *options],
                             cwd=CHECKOUT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                             start_new_session=True)    # its life is this command's: a Ctrl-C goes to us
     try:
@@ -253,11 +278,17 @@ def target_text(tester, args) -> str:
     return f"the twin, the Linux kernel between ports {', '.join(map(str, taps))}" if taps else "the twin"
 
 
-def check_ports(tester, args) -> None:
-    """--tx-port and --rx-port exist on this tester (checked before anything is written to it)."""
+def check_ports(tester, args, receives: bool = True) -> None:
+    """--tx-port and --rx-port exist on this tester, the first with a generator and (receives: the
+    command counts what arrives there) the second with a receiver; checked before anything is written
+    to the tester or printed."""
     for name, port in (("--tx-port", args.tx_port), ("--rx-port", args.rx_port)):
         if not 0 <= port < tester.n_ports:
             raise UserError(f"{name} {port} out of range: this tester has ports 0..{tester.n_ports - 1}")
+    if not tester.has(args.tx_port, "tx"):
+        raise UserError(f"--tx-port {args.tx_port}: the port has no generator in this build")
+    if receives and not tester.has(args.rx_port, "rx"):
+        raise UserError(f"--rx-port {args.rx_port}: the port has no receiver in this build")
 
 
 def check_links(tester, args, ports) -> None:
@@ -332,7 +363,9 @@ def cmd_info(args) -> int:
         dev = t.dev
         print(f"target      {dev.url}")
         print(f"register map {dev.map.path}  build id {dev.map.build_id:#010x} (matches the gateware)")
-        print(f"ports       {t.n_ports}")
+        roles = [" and ".join(role for role, side in (("sends", "tx"), ("receives", "rx")) if t.has(i, side))
+                 for i in range(t.n_ports)]
+        print(f"ports       {t.n_ports}: " + ", ".join(f"port {i} {role}" for i, role in enumerate(roles)))
         links = t.links()
         for i, link in enumerate(links or []):
             print(f"link port {i}: {link.describe()}")
@@ -349,10 +382,12 @@ def cmd_info(args) -> int:
         print(f"calibration internal {cal['internal_ns']:.1f} ns, cables "
               + ", ".join(f"port {i}: {c:.1f} ns" for i, c in enumerate(cal["cables_ns"])))
         for i, p in enumerate(snap["ports"]):
-            print(f"port {i}: {'sending' if p['tx_busy'] else 'idle'}, tx {p['tx_frames']} frames, "
-                  f"rx {p['rx_frames']} frames ({p['test_frames']} test, {p['foreign']} foreign, "
-                  + (f"{p['mgmt_frames']} management, " if eb and eb["port"] == i else "")
-                  + f"{p['fcs_errors']} bad FCS, {p['runts']} runts, {p['giants']} giants)")
+            sides = [f"{'sending' if p['tx_busy'] else 'idle'}, tx {p['tx_frames']} frames"] if t.has(i, "tx") else []
+            if t.has(i, "rx"):
+                sides.append(f"rx {p['rx_frames']} frames ({p['test_frames']} test, {p['foreign']} foreign, "
+                             + (f"{p['mgmt_frames']} management, " if eb and eb["port"] == i else "")
+                             + f"{p['fcs_errors']} bad FCS, {p['runts']} runts, {p['giants']} giants)")
+            print(f"port {i}: " + ", ".join(sides))
         if t.has_dut_model:
             for path in t.dut_paths():
                 d = t.dut_get(path)
@@ -601,14 +636,19 @@ def _probe_args(args, *size_flags: str) -> tuple[int | None, dict, int, float]:
     return vlan, extra, low, drain_s
 
 
-def _probe_session(args, out: Path, meta: dict, measure, report, plot) -> int:
-    """Open the tester, set it up as every measuring command does, mark run.json stopped until the end,
-    run measure(tester) (what was measured is kept when stopped), then write report.md from
-    report(results), plot(out, results), and print the report."""
+def _probe_session(args, out: Path, meta: dict, measure, report, plot, receives: bool = True,
+                   check=None) -> int:
+    """Open the tester, check it can do what is asked (check(tester): the method's own conditions),
+    set it up as every measuring command does, mark run.json stopped until the end, run
+    measure(tester) (what was measured is kept when stopped), then write report.md from
+    report(results), plot(out, results), and print the report. receives: --rx-port counts what arrives
+    (not for echo, whose replies come back to --reply-port)."""
     from fpgatest.output import write_json_atomic
 
     with open_tester(args) as t:
-        check_ports(t, args)
+        check_ports(t, args, receives)
+        if check:
+            check(t)
         check_links(t, args, [args.tx_port, args.rx_port])
         load_calibration(t, args)
         apply_dut(t, args)
@@ -674,7 +714,7 @@ def _alpha_from(path: Path) -> dict:
 def cmd_pairs(args) -> int:
     from dataclasses import asdict
 
-    from fpgatest.probes import PairsPlan, pairs, pairs_plot, pairs_report
+    from fpgatest.probes import PairsPlan, pairs, pairs_check, pairs_plot, pairs_report
 
     vlan, extra, _, drain_s = _probe_args(args, "--size", "--capacity-size")
     plan = PairsPlan(args.proto, size=args.size, capacity_size=args.capacity_size, pairs=args.pairs,
@@ -687,7 +727,8 @@ def cmd_pairs(args) -> int:
         raise UserError(f"--window-bytes {args.window_bytes} below one --mss ({args.mss} bytes)")
     out = _results_dir(args, "pairs", "pairs.csv")
     return _probe_session(args, out, {"command": "pairs", "proto": args.proto, "plan": asdict(plan), "tcp": tcp},
-                          lambda t: pairs(t, plan, args.tx_port, args.rx_port, out, tcp), pairs_report, pairs_plot)
+                          lambda t: pairs(t, plan, args.tx_port, args.rx_port, out, tcp), pairs_report, pairs_plot,
+                          check=lambda t: pairs_check(t, args.tx_port, args.rx_port, tcp))
 
 
 def cmd_availbw(args) -> int:
@@ -717,7 +758,7 @@ def cmd_echo(args) -> int:
     from dataclasses import asdict
 
     from fpgatest.output import number_text
-    from fpgatest.probes import EchoPlan, echo, echo_plot, echo_report
+    from fpgatest.probes import EchoPlan, echo, echo_check, echo_plot, echo_report
 
     # addresses default as for a stream to --rx-port; the replies are counted on --reply-port, by
     # default the sending port
@@ -750,7 +791,8 @@ def cmd_echo(args) -> int:
 
     return _probe_session(args, out, {"command": "echo", "proto": args.proto, "plan": asdict(plan)},
                           lambda t: echo(t, plan, args.tx_port, reply_port, out, on_level=show),
-                          echo_report, echo_plot)
+                          echo_report, echo_plot, receives=False,
+                          check=lambda t: echo_check(t, plan, args.tx_port, reply_port))
 
 
 def _load_levels(text: str) -> list[float]:
@@ -884,9 +926,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"fpgatest {__version__}")
     common = Parser(add_help=False)
     common.add_argument("--url", default="twin",
-                        help="'twin' (start the digital twin), 'twin:linux' or 'twin:linux-bridge' (the twin with "
-                             "the Linux kernel routing or bridging as the device under test: root), /dev/ttyUSB0 (board UART), socket://HOST:PORT "
-                             "(a running twin) or udp://IP[:PORT] (Etherbone)")
+                        help="'twin' (start the digital twin, built as the 5A-75B is: port 0 sends, port 1 "
+                             "receives), 'twin:full' (both directions on both ports, reflectors, the interval "
+                             "recorder), 'twin:linux' or 'twin:linux-bridge' (the full twin with the Linux kernel "
+                             "routing or bridging as the device under test: root), /dev/ttyUSB0 (board UART), "
+                             "socket://HOST:PORT (a running twin) or udp://IP[:PORT] (Etherbone)")
     common.add_argument("--csr", default=None,
                         help="csr.json of the build (default: the twin's for 'twin' and socket://, else the board's)")
     common.add_argument("--calibration", default=None,
@@ -1158,6 +1202,7 @@ def main(argv=None) -> int:
 
     stop.reset()
     previous = _catch_stop_signals()
+    args = None
     try:
         args = build_parser().parse_args(argv)
         parse_dut(getattr(args, "dut", None))   # every --dut value checked before anything is opened
@@ -1168,7 +1213,8 @@ def main(argv=None) -> int:
             TimeoutError, OSError) as err:
         if isinstance(err, BrokenPipeError):
             return _broken_pipe()
-        print(f"fpgatest: error: {err}", file=sys.stderr)
+        print(f"fpgatest: error: {err}" + (_twin_hint(err, args) if isinstance(err, (UserError, SettingError)) else ""),
+              file=sys.stderr)
         return 2
     except KeyboardInterrupt as stopped:
         status = stopped_status(stopped)
@@ -1178,6 +1224,16 @@ def main(argv=None) -> int:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         stop.reset()
+
+
+def _twin_hint(err: Exception, args) -> str:
+    """What a user of the default twin needs to know when a command wants what its build does not have
+    (a generator, receiver or reflector on a port): the twin is built as the 5A-75B is, twin:full has
+    them all."""
+    if "this build" in str(err) and getattr(args, "url", None) == "twin":
+        return (" (the twin is built as the 5A-75B is, port 0 sending and port 1 receiving: --url twin:full "
+                "has both directions on both ports)")
+    return ""
 
 
 def _broken_pipe() -> int:

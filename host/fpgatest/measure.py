@@ -460,7 +460,10 @@ def results_meta(tester: Tester, plan: SweepPlan) -> dict:
         "proto": plan.proto,
         "settings": {"sizes": plan.sizes, "ifg_bytes": plan.ifg, "rate_percent": plan.rate_percent,
                      "duration_s": plan.duration_s, "interval_s": plan.interval_s,
-                     "tx_port": plan.tx_port, "rx_port": plan.rx_port},
+                     "tx_port": plan.tx_port, "rx_port": plan.rx_port,
+                     # who set the sample boundaries: the interval recorder (exactly N ticks) or the
+                     # host's polling (each snapshot carries its exact tester time; a build without it)
+                     "interval_timer": "gateware" if tester.has_intervals() else "host"},
         "tester": {"url": tester.dev.url, "build_id": tester.dev.map.build_id,
                    "calibration": tester.calibration()},
         "time_unix": time.time(),

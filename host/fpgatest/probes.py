@@ -448,10 +448,17 @@ def pairs_plot(out: Path, results: dict) -> Path | None:
     return save(fig, a2, out / "pairs.png")
 
 
+def pairs_check(t: Tester, tx: int, rx: int, tcp: dict) -> None:
+    """What pairs() needs of the build, refused before anything is sent: an RTT given, or a way back."""
+    if tcp.get("rtt_s") is None and not (t.has(rx, "tx") and t.has(tx, "rx")):
+        raise SettingError("no RTT: give --rtt-ms (this build cannot send back from the receiving port)")
+
+
 def pairs(t: Tester, plan: PairsPlan, tx: int, rx: int, out: Path, tcp: dict) -> dict:
     """Capacity from back-to-back pairs, then utilisation from pairs spaced by the window, then the
     TCP model with the loss of the probes and the RTT (tcp['rtt_s'] or, where the build can send
     back, the minimum one-way delay there and back)."""
+    pairs_check(t, tx, rx, tcp)
     results = {"method": "packet pairs: bottleneck capacity and utilisation (seed 001)", "tx_port": tx, "rx_port": rx}
     with open(out / "pairs.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=PAIRS_CSV_FIELDS)
@@ -478,8 +485,8 @@ def pairs(t: Tester, plan: PairsPlan, tx: int, rx: int, out: Path, tcp: dict) ->
     rtt_s = tcp.get("rtt_s")
     rtt_from = "given"
     if rtt_s is None:
-        if owd_min is None or not (t.has(rx, "tx") and t.has(tx, "rx")):
-            raise SettingError("no RTT: give --rtt-ms (this build cannot send back from the receiving port)")
+        if owd_min is None:
+            raise SettingError("no RTT: no probe arrived to measure the way there; give --rtt-ms")
         back = Stream(proto=plan.proto, size=64, ifg=gap_bytes(64, plan.pair_spacing_us * 1000), count=10,
                       vlan=plan.vlan)
         _, back_records = probe_run(t, rx, tx, back, plan.drain_s)
@@ -791,12 +798,8 @@ def _echo_drops(t: Tester) -> int | None:
     return switch + (t.echo_get()["no_room"] if t.has_echo_model else 0)
 
 
-def echo(t: Tester, plan: EchoPlan, port: int, reply_port: int, out: Path, on_level=None) -> dict:
-    """Idle RTT from window-1 pings, then per load level a windowed run of plan.duration_s: replies per
-    second between two snapshots (exact tester times), RTTs of every reply, losses from the sequence
-    tracker after the path has drained, the window's own view (cwnd, losses, cuts, timeouts).
-    On the twin each level sets the model's cross traffic on path ab (background load on the way to the
-    responder) and the responder answers; everything the command changed is put back."""
+def echo_check(t: Tester, plan: EchoPlan, port: int, reply_port: int) -> None:
+    """What echo() needs of the build and the ports, refused before anything is sent or written."""
     twin = t.has_echo_model
     reflector = plan.reflector
     if reflector is not None:
@@ -820,6 +823,17 @@ def echo(t: Tester, plan: EchoPlan, port: int, reply_port: int, out: Path, on_le
         raise SettingError("a window needs the replies on the sending port (the window is in that port's gateware)")
     if not t.has(reply_port, "rx"):
         raise SettingError(f"port {reply_port} has no receiver in this build: the replies cannot be counted")
+
+
+def echo(t: Tester, plan: EchoPlan, port: int, reply_port: int, out: Path, on_level=None) -> dict:
+    """Idle RTT from window-1 pings, then per load level a windowed run of plan.duration_s: replies per
+    second between two snapshots (exact tester times), RTTs of every reply, losses from the sequence
+    tracker after the path has drained, the window's own view (cwnd, losses, cuts, timeouts).
+    On the twin each level sets the model's cross traffic on path ab (background load on the way to the
+    responder) and the responder answers; everything the command changed is put back."""
+    echo_check(t, plan, port, reply_port)
+    twin = t.has_echo_model
+    reflector = plan.reflector
     peer = (reply_port + 1) % t.n_ports
     saved_echo = t.echo_get() if twin else None
     saved_ab = t.dut_registers("ab") if twin else None

@@ -261,14 +261,18 @@ def test_info(twin_link, capsys):
     assert cli(twin_link, "info") == 0
     text = capsys.readouterr().out
     assert "matches the gateware" in text and "dut ab: store-and-forward" in text
+    assert "ports       2: port 0 sends and receives, port 1 sends and receives" in text
     assert "dut ab2: a wire (enable=0)" in text
 
 
 def test_socket_url_defaults_to_the_twins_map(twin_link, capsys):
     """The README's `fpgatest dut --url socket://...` needs no --csr: socket:// is a twin."""
-    url, _ = twin_link
+    url, csr = twin_link
     assert main(["dut", "--url", url, "--calibration", "none", "--dut-path", "ba", "--dut", "latency_ns=1000"]) == 0
     assert '"latency_ns": 1000.0' in capsys.readouterr().out
+    # the full twin's map (build/twin-full), found by the build id it answers with, not the default's
+    assert main(["info", "--url", url]) == 0
+    assert f"register map {csr} " in capsys.readouterr().out and csr.parent.name == "twin-full"
 
 
 def test_calibrate_restores_the_twin(twin_link, monkeypatch):

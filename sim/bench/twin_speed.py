@@ -1,6 +1,9 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """make bench: speed of the digital twin in simulated clock cycles per wall-clock second, the twin's
-build beside LiteX's own build of the same SoC, measured in one run -> twin_speed.json."""
+build beside LiteX's own build of the same SoC, measured in one run -> twin_speed.json. Both are the
+full twin (boards.twin --full: both directions on both ports, every engine), the one whose two ports
+can both send at line rate. The default twin (the 5A-75B's build: port 0 sends, port 1 receives) is
+measured beside them, with its one sender at line rate."""
 
 import argparse
 import json
@@ -26,18 +29,19 @@ def measure(tester: Tester, seconds: float) -> dict:
             "simulated_s_per_wall_s": ticks * 8e-9 / wall}
 
 
-def speed(build_dir: Path, seconds: float) -> dict:
-    """Tester clock cycles per second idle and with both ports sending 64-byte frames at line rate
-    through the switch model; one register read and one full snapshot (every port's counters,
-    latency statistics, the tester's time) in wall time and UARTBone round trips."""
-    with twin.running(build_dir=build_dir) as (url, csr), Device(url, csr) as dev:
+def speed(build_dir: Path, variant: str, seconds: float) -> dict:
+    """Tester clock cycles per second idle and with every port that has a generator sending 64-byte
+    frames at line rate through the switch model; one register read and one full snapshot (every
+    port's counters, latency statistics, the tester's time) in wall time and UARTBone round trips."""
+    with twin.running(build_dir=build_dir, variant=variant) as (url, csr), Device(url, csr) as dev:
         t = Tester(dev)
         idle = measure(t, seconds)
-        for port in (0, 1):
+        senders = [port for port in range(t.n_ports) if t.has(port, "tx")]
+        for port in senders:
             t.configure(port, Stream(proto="ipv4", size=64))
-        t.start(0, 1)
+        t.start(*senders)
         busy = measure(t, seconds)
-        for port in (0, 1):
+        for port in senders:
             t.stop(port)
         # the same client: the twin serves one at a time
         start = time.monotonic()
@@ -52,7 +56,7 @@ def speed(build_dir: Path, seconds: float) -> dict:
             t.snapshot()
         snapshot_ms = (time.monotonic() - start) / 5 * 1000
         dev.bus._exchange = exchange
-    return {"idle": idle, "line_rate_both_ports": busy, "register_read_ms": read_ms,
+    return {"idle": idle, "line_rate": {**busy, "senders": senders}, "register_read_ms": read_ms,
             "snapshot_ms": snapshot_ms, "snapshot_round_trips": len(trips) / 5}
 
 
@@ -63,23 +67,27 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3,
                         help="measurements of each build, taken in turn (the machine's load drifts)")
     args = parser.parse_args()
-    builds = {"twin": twin.BUILD_DIR, "litex": args.out.resolve().parent / "twin-litex"}
-    twin.ensure_built(builds["twin"])
+    # (build directory, variant): the full twin in the twin's build and in LiteX's, the default twin
+    builds = {"twin": (twin.FULL_BUILD_DIR, "full"), "litex": (args.out.resolve().parent / "twin-litex", "full"),
+              "default": (twin.BUILD_DIR, "board")}
+    twin.ensure_built(*builds["twin"])
+    twin.ensure_built(*builds["default"])
     # LiteX's own build of the same SoC (its build_sim.sh: VCD tracing compiled in, its glue, no profile)
-    if not twin.up_to_date(builds["litex"]):
-        builds["litex"].mkdir(parents=True, exist_ok=True)
-        with open(builds["litex"] / "build.log", "w") as log:
-            print(f"building LiteX's build of the twin (log {builds['litex'] / 'build.log'}) ...", flush=True)
+    litex_dir = builds["litex"][0]
+    if not twin.up_to_date(litex_dir, "full"):
+        litex_dir.mkdir(parents=True, exist_ok=True)
+        with open(litex_dir / "build.log", "w") as log:
+            print(f"building LiteX's build of the twin (log {litex_dir / 'build.log'}) ...", flush=True)
             saved = sys.stdout, sys.stderr
             sys.stdout = sys.stderr = log
             try:
-                twin.build(builds["litex"], flow="litex")
+                twin.build(litex_dir, flow="litex", variant="full")
             finally:
                 sys.stdout, sys.stderr = saved
     runs = {flow: [] for flow in builds}
     for _ in range(args.rounds):
-        for flow, build_dir in builds.items():
-            runs[flow].append(speed(build_dir, args.seconds))
+        for flow, (build_dir, variant) in builds.items():
+            runs[flow].append(speed(build_dir, variant, args.seconds))
 
     def median(flow: str, value) -> float:
         return statistics.median_high(value(run) for run in runs[flow])
@@ -88,7 +96,8 @@ def main() -> int:
     for flow in builds:
         report["median"][flow] = {
             "idle_cycles_per_s": median(flow, lambda run: run["idle"]["cycles_per_s"]),
-            "line_rate_cycles_per_s": median(flow, lambda run: run["line_rate_both_ports"]["cycles_per_s"]),
+            "line_rate_cycles_per_s": median(flow, lambda run: run["line_rate"]["cycles_per_s"]),
+            "line_rate_senders": runs[flow][0]["line_rate"]["senders"],
             **{key: median(flow, lambda run, key=key: run[key])
                for key in ("register_read_ms", "snapshot_ms", "snapshot_round_trips")}}
     m = report["median"]
@@ -97,9 +106,13 @@ def main() -> int:
         "line_rate": m["twin"]["line_rate_cycles_per_s"] / m["litex"]["line_rate_cycles_per_s"]}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1))
+    names = {"twin": "full twin, twin's build", "litex": "full twin, LiteX's build",
+             "default": "default twin (5A-75B)"}
     for flow in builds:
-        print(f"{flow:5} build: {m[flow]['idle_cycles_per_s'] / 1e6:.2f} M cycles/s idle, "
-              f"{m[flow]['line_rate_cycles_per_s'] / 1e6:.2f} M cycles/s with both ports at line rate "
+        senders = m[flow]["line_rate_senders"]
+        print(f"{names[flow]}: {m[flow]['idle_cycles_per_s'] / 1e6:.2f} M cycles/s idle, "
+              f"{m[flow]['line_rate_cycles_per_s'] / 1e6:.2f} M cycles/s with "
+              f"{'both ports' if len(senders) == 2 else f'port {senders[0]}'} at line rate "
               f"({m[flow]['line_rate_cycles_per_s'] * 8e-9 * 1e3:.1f} ms simulated per second); one register "
               f"read {m[flow]['register_read_ms']:.1f} ms; a full snapshot {m[flow]['snapshot_ms']:.1f} ms in "
               f"{m[flow]['snapshot_round_trips']:g} round trips (median of {args.rounds})")

@@ -217,13 +217,13 @@ def test_a_twin_build_is_one_line_and_a_log(monkeypatch, tmp_path, capfd):
     failure names (here a build that prints 200 lines and fails)."""
     from boards import twin
 
-    def noisy_build(build_dir, etherbone=False):
+    def noisy_build(build_dir, variant="board", etherbone=False):
         for i in range(200):
             print(f"litex says {i}")
         print("verilator: %Error: something", file=sys.stderr)
         raise RuntimeError("twin: Verilator build failed")
 
-    monkeypatch.setattr(twin, "up_to_date", lambda build_dir, etherbone=False: False)
+    monkeypatch.setattr(twin, "up_to_date", lambda *args, **kwargs: False)
     monkeypatch.setattr(twin, "build", noisy_build)
     with pytest.raises(RuntimeError, match=f"see {tmp_path / 'build.log'}"):
         twin.ensure_built(tmp_path)
@@ -242,11 +242,12 @@ def test_two_that_find_the_twin_out_of_date_build_it_once(monkeypatch, tmp_path,
 
     inside, builds = threading.Event(), []
 
-    def slow_build(build_dir, etherbone=False):
+    def slow_build(build_dir, variant="board", etherbone=False):
         builds.append(build_dir)
         inside.set()
         time.sleep(1.0)                 # the second caller arrives meanwhile
-        (build_dir / "twin.built").write_text(json.dumps({"build_id": 1, "flow": "twin", "cpu": twin.cpu()}))
+        (build_dir / "twin.built").write_text(json.dumps({"build_id": 1, "flow": "twin", "cpu": twin.cpu(),
+                                                          "variant": variant}))
 
     monkeypatch.setattr(twin, "build", slow_build)
     errors = []
@@ -275,12 +276,21 @@ def test_a_build_for_another_cpu_is_built_again(tmp_path):
     from boards import twin
 
     marker = tmp_path / "twin.built"
-    marker.write_text(json.dumps({"build_id": 1, "flow": "twin", "cpu": twin.cpu()}))
+    board = {"build_id": 1, "flow": "twin", "variant": "board"}
+    marker.write_text(json.dumps({**board, "cpu": twin.cpu()}))
     assert twin.up_to_date(tmp_path)
-    marker.write_text(json.dumps({"build_id": 1, "flow": "twin", "cpu": "a CPU this is not"}))
+    marker.write_text(json.dumps({**board, "cpu": "a CPU this is not"}))
     assert not twin.up_to_date(tmp_path)
-    # nor is a build without Etherbone one with it (boards.twin --etherbone), or the other way
-    marker.write_text(json.dumps({"build_id": 1, "flow": "twin", "cpu": twin.cpu(), "etherbone": False}))
-    assert twin.up_to_date(tmp_path) and not twin.up_to_date(tmp_path, etherbone=True)
-    marker.write_text(json.dumps({"build_id": 1, "flow": "twin", "cpu": twin.cpu(), "etherbone": True}))
-    assert twin.up_to_date(tmp_path, etherbone=True) and not twin.up_to_date(tmp_path)
+    # nor is the board's twin the full one (boards.twin --full), or the other way
+    marker.write_text(json.dumps({**board, "cpu": twin.cpu()}))
+    assert twin.up_to_date(tmp_path) and not twin.up_to_date(tmp_path, "full")
+    marker.write_text(json.dumps({**board, "cpu": twin.cpu(), "variant": "full"}))
+    assert twin.up_to_date(tmp_path, "full") and not twin.up_to_date(tmp_path)
+    # nor a build without Etherbone one with it (boards.twin --etherbone, a full twin), or the other way
+    marker.write_text(json.dumps({**board, "cpu": twin.cpu(), "variant": "full", "etherbone": False}))
+    assert twin.up_to_date(tmp_path, "full") and not twin.up_to_date(tmp_path, etherbone=True)
+    marker.write_text(json.dumps({**board, "cpu": twin.cpu(), "variant": "full", "etherbone": True}))
+    assert twin.up_to_date(tmp_path, etherbone=True) and not twin.up_to_date(tmp_path, "full")
+    # a marker from before the variants (the full twin, unnamed) is built again
+    marker.write_text(json.dumps({"build_id": 1, "flow": "twin", "cpu": twin.cpu()}))
+    assert not twin.up_to_date(tmp_path) and not twin.up_to_date(tmp_path, "full")
