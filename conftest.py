@@ -50,15 +50,15 @@ def _twin_logs(tmp_path_factory):
 
 @pytest.fixture()
 def twin_link(_twin_logs):
-    """(url, csr.json) of the full twin (boards.twin --full: both directions on both ports, every
-    engine), for the tests of what the twin and the host can do."""
+    """(url, csr.json) of the full twin (boards.twin --full: both directions on both ports, a reflector
+    in each), for the tests of what the twin and the host can do."""
     return SESSION_TWIN.get("full", _twin_logs)
 
 
 @pytest.fixture()
 def board_twin_link(_twin_logs):
-    """(url, csr.json) of the default twin: the 5A-75B's default build (port 0 generating, port 1
-    receiving), what `fpgatest --url twin` and `make sweep` run."""
+    """(url, csr.json) of the default twin: the 5A-75B's build with the interval recorder (port 0
+    generating, port 1 receiving), what `fpgatest --url twin` and `make sweep` run."""
     return SESSION_TWIN.get("board", _twin_logs)
 
 

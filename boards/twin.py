@@ -7,11 +7,12 @@
     python -m boards.twin --run --full       # both directions on both ports (build/twin-full)
     python -m boards.twin --run --linux      # the full twin, a Linux router between the ports (root)
 
-The twin is built as the Colorlight 5A-75B's default build is (its port directions and engines: port 0
-generating, port 1 receiving, no interval recorder), so a command does on the twin what it does on
-that board. --full builds both directions on both ports, a reflector in each and the interval
-recorder (fpgatest --url twin:full): what a larger board holds, for the methods that need a port that
-sends and receives.
+The twin has the Colorlight 5A-75B's port directions (port 0 generating, port 1 receiving, no
+reflector), so a command does on the twin what it does on that board, and the interval recorder, as
+that board's --intervals build has it (its default build leaves the recorder out for routing's sake;
+the host then times the intervals itself, and every command runs the same). --full builds both
+directions on both ports and a reflector in each (fpgatest --url twin:full): what a larger board
+holds, for the methods that need a port that sends and receives.
 
 With --linux (fpgatest --url twin:linux), each port is joined to a TAP interface
 (sim/twin/modules/fpgatest_tap) instead of the switch model, and both TAPs sit in a network namespace
@@ -62,9 +63,9 @@ TWIN_REFLECT_LOG2 = 15
 # TAP (--linux), the host's bus on the wire the port tests, as on a board built with --etherbone. A
 # build of its own: LiteEth's core costs the twin 30 % of its speed (0.74 -> 0.52 M cycles/s idle)
 TWIN_ETHERBONE = {"port": 1, "ip": DEFAULT_IP, "mac": DEFAULT_MAC}
-# the twin's builds: "board" (the default) has the port directions and engines of the 5A-75B's default
-# build; "full" both directions on both ports, a reflector in each and the interval recorder (and,
-# with Etherbone, only that one is built)
+# the twin's builds: "board" (the default) is the 5A-75B's build with the interval recorder (--intervals:
+# its port directions, no reflector); "full" both directions on both ports, a reflector in each and the
+# recorder (and, with Etherbone, only that one is built)
 VARIANTS = ("board", "full")
 BUILD_DIR = ROOT / "build" / "twin"
 FULL_BUILD_DIR = ROOT / "build" / "twin-full"
@@ -133,10 +134,9 @@ def variant_of(variant: str, etherbone: bool = False, linux: str | None = None) 
 
 
 def build_shape(variant: str) -> tuple[list[tuple[bool, bool]], bool]:
-    """(port directions, interval recorder) of a variant: the board's default build, or everything."""
-    if variant == "board":
-        return port_directions(Board.FULL_DUPLEX), Board.INTERVALS
-    return port_directions(True), True
+    """(port directions, interval recorder) of a variant: the board's directions, or both on both ports;
+    the recorder in either (the sweep's samples exactly as long as asked, on the twin)."""
+    return port_directions(Board.FULL_DUPLEX if variant == "board" else True), True
 
 
 class TwinSoC(FPGATestSoC):
@@ -250,7 +250,7 @@ def build(build_dir: Path = BUILD_DIR, flow: str = "twin", variant: str = "board
     flow "twin": the twin's own simulator build (sim/twin/core/Makefile: LiteX's simulator core, no
     tracing, Verilator's fast X handling, the model compiled for this machine's CPU).
     flow "litex": LiteX's own build_sim.sh, as LiteX builds any simulation (make bench's reference).
-    variant: "board" (the 5A-75B's default build) or "full" (both directions, every engine).
+    variant: "board" (the 5A-75B's build with --intervals) or "full" (both directions, every engine).
     etherbone: Etherbone on port 1 (TWIN_ETHERBONE), a full twin."""
     assert flow in FLOWS, flow
     variant = variant_of(variant, etherbone)
@@ -383,7 +383,7 @@ def free_port() -> int:
 def running(port: int | None = None, build_dir: Path | None = None, log=None, linux: str | None = None,
             variant: str = "board", etherbone: bool = False):
     """Build if needed, start the twin on a TCP port, yield (url, csr.json path), stop it.
-    variant: "board" (the 5A-75B's default build, in build/twin) or "full" (build/twin-full).
+    variant: "board" (the 5A-75B's build with --intervals, in build/twin) or "full" (build/twin-full).
     linux: "router" or "bridge", the ports joined through the kernel (kernel_plan) instead of the
     switch model. etherbone: the build with Etherbone on port 1 (in build/twin-etherbone by default).
     With either, the twin is the full one (variant_of)."""
@@ -480,8 +480,8 @@ def main() -> int:
                         help="build directory (default build/twin; --full, --linux: build/twin-full; "
                              "--etherbone: build/twin-etherbone)")
     parser.add_argument("--full", action="store_true",
-                        help="both directions on both ports, a reflector in each and the interval recorder "
-                             "(default: the 5A-75B's build, port 0 generating and port 1 receiving)")
+                        help="both directions on both ports and a reflector in each (default: the 5A-75B's "
+                             "directions, port 0 generating and port 1 receiving)")
     parser.add_argument("--linux", nargs="?", const="router", choices=LINUX_MODES, default=None,
                         help="the ports joined through the Linux kernel, a router (default) or a bridge "
                              "(namespace fpgatest-PORT; root); the full twin")

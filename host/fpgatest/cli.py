@@ -43,8 +43,8 @@ BOARD_DURATION_S, BOARD_INTERVAL_S = 100.0, 1.0
 TWIN_DURATION_S, TWIN_INTERVAL_S = 0.02, 0.002
 
 
-# the twin, started for one command: (the launcher's options) the 5A-75B's default build or the full twin
-# (both directions on both ports, every engine), its ports through the switch model or through the Linux
+# the twin, started for one command: (the launcher's options) built as the 5A-75B is, or the full twin
+# (both directions on both ports, a reflector in each), its ports through the switch model or through the Linux
 # kernel (a router or a bridge; the full twin)
 TWIN_URLS = {"twin": [], "twin:full": ["--full"], "twin:linux": ["--linux", "router"],
              "twin:linux-bridge": ["--linux", "bridge"]}
@@ -927,9 +927,9 @@ def build_parser() -> argparse.ArgumentParser:
     common = Parser(add_help=False)
     common.add_argument("--url", default="twin",
                         help="'twin' (start the digital twin, built as the 5A-75B is: port 0 sends, port 1 "
-                             "receives), 'twin:full' (both directions on both ports, reflectors, the interval "
-                             "recorder), 'twin:linux' or 'twin:linux-bridge' (the full twin with the Linux kernel "
-                             "routing or bridging as the device under test: root), /dev/ttyUSB0 (board UART), "
+                             "receives), 'twin:full' (both directions on both ports, reflectors), 'twin:linux' or "
+                             "'twin:linux-bridge' (the full twin with the Linux kernel routing or bridging as the "
+                             "device under test: root), /dev/ttyUSB0 (board UART), "
                              "socket://HOST:PORT (a running twin) or udp://IP[:PORT] (Etherbone)")
     common.add_argument("--csr", default=None,
                         help="csr.json of the build (default: the twin's for 'twin' and socket://, else the board's)")

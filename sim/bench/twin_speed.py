@@ -2,7 +2,7 @@
 """make bench: speed of the digital twin in simulated clock cycles per wall-clock second, the twin's
 build beside LiteX's own build of the same SoC, measured in one run -> twin_speed.json. Both are the
 full twin (boards.twin --full: both directions on both ports, every engine), the one whose two ports
-can both send at line rate. The default twin (the 5A-75B's build: port 0 sends, port 1 receives) is
+can both send at line rate. The default twin (the 5A-75B's directions: port 0 sends, port 1 receives) is
 measured beside them, with its one sender at line rate."""
 
 import argparse

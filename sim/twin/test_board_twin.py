@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""The default twin is the 5A-75B's default build: the same port directions, engines and register
-contract, so a command does on the twin what it does on that board, and what the board cannot do is
-refused in one line there too."""
+"""The default twin is the 5A-75B's build with the interval recorder (`--intervals`): the same port
+directions, engines and register contract, so a command does on the twin what it does on that board,
+and what the board cannot do is refused in one line there too."""
 
 import contextlib
 import importlib
@@ -22,24 +22,28 @@ BOARD = "colorlight_5a_75b"
 # echo responder, capture taps and TAP status, and the board's UART FIFO (the twin's serial line waits)
 BOARD_ONLY = ("ethphy", "ethmdio", "fpgatest_port0_phy_addr", "fpgatest_port1_phy_addr", "uartbone_rx_fifo_depth")
 TWIN_ONLY = ("dut_", "capture_", "tap_on")
+RECORDER = ("tester_interval_", "fpgatest_interval_")       # the interval recorder's registers and constants
 
 
-def _board_map(tmp_path) -> dict:
-    """The csr.json of the board's default build, generated without the tools (a few seconds)."""
+def _board_map(tmp_path, intervals: bool) -> dict:
+    """The csr.json of the board's build with or without the interval recorder, generated without the
+    tools (a few seconds)."""
     target = importlib.import_module(f"boards.{BOARD}")
+    tmp_path = tmp_path / ("intervals" if intervals else "default")
     with contextlib.redirect_stdout(io.StringIO()):
-        soc = target.BaseSoC(revision=target.BaseSoC.REVISION, build_dir=tmp_path)
+        soc = target.BaseSoC(revision=target.BaseSoC.REVISION, build_dir=tmp_path, intervals=intervals)
         Builder(soc, output_dir=str(tmp_path), compile_software=False, compile_gateware=False,
                 csr_json=str(tmp_path / "csr.json")).build(build_name=BOARD, run=False)
     return json.loads((tmp_path / "csr.json").read_text())
 
 
 def test_the_default_twin_has_the_boards_register_contract(board_twin_link, tmp_path):
-    """Every register of the board's default build is in the default twin with its size and access, and
-    every tester constant (port directions, reflectors, interval recorder, limits, counters) has the
-    board's value; what only one has is the PHYs on the board and the switch model in the twin."""
+    """Every register of the board's build (with the recorder) is in the default twin with its size and
+    access, and every tester constant (port directions, reflectors, interval recorder, limits, counters)
+    has the board's value; what only one has is the PHYs on the board and the switch model in the twin.
+    The board's default build is the same but for the recorder's registers and constants."""
     _, csr = board_twin_link
-    board, twin = _board_map(tmp_path), json.loads(csr.read_text())
+    board, twin = _board_map(tmp_path, intervals=True), json.loads(csr.read_text())
 
     def registers(m, other_side):
         return {name: (r["size"], r["type"]) for name, r in m["csr_registers"].items()
@@ -53,11 +57,18 @@ def test_the_default_twin_has_the_boards_register_contract(board_twin_link, tmp_
                 if name.startswith("fpgatest_") and name != "fpgatest_build_id" and not name.startswith(other_side)}
 
     assert tester_constants(board, BOARD_ONLY) == tester_constants(twin, TWIN_ONLY)
-    # the board's shape as the host reads it: port 0 generating, port 1 receiving, no reflector, no recorder
+    # the board's shape as the host reads it: port 0 generating, port 1 receiving, no reflector, the recorder
     c = twin["constants"]
     assert [(c[f"fpgatest_port{p}_tx"], c[f"fpgatest_port{p}_rx"], c[f"fpgatest_port{p}_reflect_bytes"])
             for p in (0, 1)] == [(1, 0, 0), (0, 1, 0)]
-    assert "fpgatest_interval_depth" not in c and "tester_interval_period" not in twin["csr_registers"]
+    assert "fpgatest_interval_depth" in c and "tester_interval_period" in twin["csr_registers"]
+    # the board's default build: the same, less the recorder
+    default = _board_map(tmp_path, intervals=False)
+    assert set(default["csr_registers"]) < set(board["csr_registers"])
+    assert all(name.startswith(RECORDER) for name in set(board["csr_registers"]) - set(default["csr_registers"]))
+    with_recorder = tester_constants(board, BOARD_ONLY)
+    assert tester_constants(default, BOARD_ONLY) == {name: value for name, value in with_recorder.items()
+                                                     if not name.startswith(RECORDER)}
 
 
 def test_line_rate_through_the_default_twin(board_twin_link):
@@ -86,14 +97,16 @@ def test_line_rate_through_the_default_twin(board_twin_link):
 
 
 def test_sweep_on_the_default_twin(board_twin_link, tmp_path):
-    """`make sweep`'s command on the board's directions: host-timed intervals (the build has no recorder,
-    as the board's), every frame counted, latency exact, and the record says who timed the samples."""
+    """`make sweep`'s command on the board's directions: every sample exactly as long as asked (the
+    recorder's), every frame counted, latency exact, and the record says who timed the samples."""
     url, csr = board_twin_link
     out = tmp_path / "sweep"
     assert main(["sweep", "--url", url, "--csr", str(csr), "--calibration", "none", "--proto", "ipv4",
                  "--sizes", "64,1518", "--duration", "0.004", "--interval", "0.002", "--out", str(out)]) == 0
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["settings"]["interval_timer"] == "host"
+    assert summary["settings"]["interval_timer"] == "gateware"
+    samples = (out / "samples.csv").read_text().splitlines()[1:]
+    assert len(samples) == 2 * 2 and {row.split(",")[3] for row in samples} == {"0.002"}, samples
     for record in summary["sizes"]:
         size = record["size_bytes"]
         assert record["frames"]["tx"] == record["frames"]["rx"] > 0 and record["frames"]["lost"] == 0
