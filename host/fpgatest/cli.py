@@ -572,11 +572,13 @@ def cmd_rfc2544(args) -> int:
         if args.directions != "one" and both_ways:
             plan.directions.append(back)
             plan.bidirectional = args.directions == "bidirectional"
+        one_way = (f"{args.rx_port}→{args.tx_port} not tested: this build cannot send on port {back[0]} and "
+                   f"receive on port {back[1]}" if args.directions == "both" and not both_ways else None)
         check_links(t, args, [args.tx_port, args.rx_port])
         load_calibration(t, args)
         apply_dut(t, args)
         meta = {"target": target_text(t, args), "proto": args.proto, "trial_note": note,
-                "plan": asdict(plan), "build_id": t.dev.map.build_id, "calibration": t.calibration(),
+                **({"directions_note": one_way} if one_way else {}), "plan": asdict(plan), "build_id": t.dev.map.build_id, "calibration": t.calibration(),
                 "time_unix": time.time()}
         out.mkdir(parents=True, exist_ok=True)
         write_json_atomic(out / "run.json", {**meta, "stopped": True})   # until the run ends

@@ -409,6 +409,8 @@ def tables(results: dict) -> str:
     f = number_text
     meta = results["meta"]
     lines = [f"RFC 2544 on {meta['target']}, {meta['proto']}: {meta['trial_note']}", ""]
+    if meta.get("directions_note"):        # --directions both on a build with one direction
+        lines += [f"One direction only: {meta['directions_note']}.", ""]
     if meta["plan"].get("bidirectional"):
         lines += ["Bidirectional traffic (RFC 2544 section 14): both ways at once, the same load offered each way; "
                   "a trial passes only if neither way loses more than allowed. Rates are per direction; the "

@@ -4,6 +4,7 @@ directions, engines and register contract, so a command does on the twin what it
 and what the board cannot do is refused in one line there too."""
 
 import contextlib
+import csv
 import importlib
 import io
 import json
@@ -150,3 +151,20 @@ def test_the_twin_url_is_the_boards_build(board_twin_link, capsys):
     assert err[-1].endswith("--url twin:full has both directions on both ports)"), err
     assert main(["info", "--url", url]) == 0       # no --csr: the map whose build id the twin answers with
     assert f"register map {csr} " in capsys.readouterr().out
+
+
+def test_rfc2544_says_it_tested_one_direction(board_twin_link, tmp_path, capsys):
+    """`rfc2544` with its default `--directions both` on the board's build: 0→1 only, every trial on that
+    path, and the report says the other way was not tested and why (it once left it out in silence).
+    Through the default switch (line rate, no loss) the throughput at 64 B is 100 %."""
+    url, csr = board_twin_link
+    out = tmp_path / "rfc"
+    assert main(["rfc2544", "throughput", "--url", url, "--csr", str(csr), "--calibration", "none",
+                 "--sizes", "64", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "One direction only: 1→0 not tested: this build cannot send on port 1 and receive on port 0." in printed
+    assert "One direction only" in (out / "report.md").read_text()
+    trials = list(csv.DictReader(open(out / "trials.csv")))
+    assert trials and all((row["tx_port"], row["rx_port"]) == ("0", "1") for row in trials)
+    (result,) = json.loads((out / "results.json").read_text())["throughput"]
+    assert result["throughput_percent"] == 100 and result["size_bytes"] == 64
