@@ -72,6 +72,11 @@ class Mdio:
             value = (value << 1) | (bit & 1)
         return value
 
+    def scan(self) -> list[int]:
+        """The addresses (0..31) at which a PHY answers: its PHYSID1 is neither all zeros nor all ones
+        (the bus is pulled up, so an address nobody answers reads 0xFFFF)."""
+        return [phy for phy in range(32) if self.read(phy, PHYSID1) not in (0, 0xFFFF)]
+
     def link(self, phy: int) -> LinkStatus:
         ident = (self.read(phy, PHYSID1) << 16) | self.read(phy, PHYSID2)
         if ident in (0, 0xFFFFFFFF):

@@ -342,13 +342,18 @@ class Tester:
         if "ethmdio_w" not in self.dev.map:
             return None
         mdio = Mdio(self.dev)
+        addrs = [int(self.dev.map.constants[f"fpgatest_port{port}_phy_addr"]) for port in range(self.n_ports)]
         out = []
-        for port in range(self.n_ports):
-            addr = int(self.dev.map.constants[f"fpgatest_port{port}_phy_addr"])
+        for port, addr in enumerate(addrs):
             try:
                 out.append(mdio.link(addr))
             except MdioError as err:
-                raise SettingError(f"port {port}: {err}") from None
+                # the board's PHY addresses are not yet checked on hardware: say where PHYs do answer
+                found = mdio.scan()
+                where = (f"PHYs answer at MDIO addresses {', '.join(map(str, found))}" if found else
+                         "no PHY answers at any MDIO address (0..31): check the PHYs' power and the MDIO pins")
+                raise SettingError(f"port {port}: {err}; {where} (this build has the ports' PHYs at "
+                                   f"{', '.join(map(str, addrs))}: the board target's PHY_ADDR)") from None
         return out
 
     def require_links(self, ports, links: list[LinkStatus] | None = None) -> None:

@@ -285,6 +285,18 @@ async def run_test_board(dut):
     await board.host(lambda t: t.require_links([0], links))
     with pytest.raises(SettingError, match="port 1"):
         await board.host(lambda t: t.require_links([0, 1], links))
+    # a build whose PHY address is wrong (not yet checked on a board): the error says where PHYs answer,
+    # from a scan of all 32 addresses (PHYSID1 at each; only 0 and 1 reach a PHY)
+    mdio.reads.clear()
+
+    def wrong_address(t):                   # (in the host's own process: its map only)
+        t.dev.map.constants["fpgatest_port0_phy_addr"] = 7
+        return t.links()
+
+    with pytest.raises(SettingError, match=r"^port 0: no PHY answers at MDIO address 7; PHYs answer at MDIO "
+                                           r"addresses 0, 1 \(this build has the ports' PHYs at 7, 1"):
+        await board.host(wrong_address)
+    assert mdio.reads == [(0, 2), (1, 2)], mdio.reads
     dut._log.info("MDIO: %s; %s", links[0].describe(), links[1].describe())
 
     # 64-byte IPv4 frames at minimum IFG from port 0, every 8th sampled on port 1
