@@ -135,8 +135,18 @@ def test_measurements_refused_unless_both_links_are_gigabit_full():
 
 
 def test_missing_phy_is_an_error():
+    """A PHY missing at its address: one error that also says where PHYs do answer (a scan of all 32
+    addresses), or that none does."""
     tester = Tester(MdioBus([Clause22Phy(0, GIGABIT)]))
-    with pytest.raises(SettingError, match="port 1: no PHY answers at MDIO address 1"):
+    with pytest.raises(SettingError, match=r"^port 1: no PHY answers at MDIO address 1; PHYs answer at MDIO "
+                                           r"addresses 0 \(this build has the ports' PHYs at 0, 1"):
         tester.links()
+    strapped = Clause22Phy(4, GIGABIT), Clause22Phy(5, GIGABIT)
+    with pytest.raises(SettingError, match="port 0: no PHY answers at MDIO address 0; PHYs answer at MDIO "
+                                           "addresses 4, 5 "):
+        Tester(MdioBus(list(strapped))).links()
+    assert [phy.reads for phy in strapped] == [[2], [2]]          # PHYSID1 once each
+    with pytest.raises(SettingError, match="no PHY answers at any MDIO address"):
+        Tester(MdioBus([])).links()
     with pytest.raises(MdioError):
         Mdio(MdioBus([])).link(0)
