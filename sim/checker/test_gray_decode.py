@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from litex_soc.tester import TARGETS, rtl_include_dir
+
 ROOT = Path(__file__).resolve().parents[2]
 RX_CDC = ROOT / "rtl" / "fpgatest_rx_cdc.v"
 
@@ -23,7 +25,7 @@ def decode_text() -> str:
     return f"{groups}\n{include}"
 
 
-@pytest.mark.parametrize("target", ["ecp5", "generic"])
+@pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("stamp_w", [16, 17, 24, 31, 32])
 def test_two_clock_decode_is_gray_to_binary(stamp_w, target):
     # the core's decode (the group parities, then each bit) against bit i = XOR of the gray bits from i up,
@@ -44,7 +46,7 @@ for (i = 0; i < STAMP_W; i = i + 1) begin : bits
 end
 endmodule
 """)
-    read = f"read_verilog -I{os.path.relpath(ROOT / 'rtl' / target, work)}"
+    read = f"read_verilog -I{os.path.relpath(rtl_include_dir(target), work)}"
     script = (f"{read} decode.v; chparam -set STAMP_W {stamp_w} core_decode textbook_decode; prep; "
               "miter -equiv -flatten -make_outputs core_decode textbook_decode miter; hierarchy -top miter; "
               "sat -verify -prove trigger 0 miter")
