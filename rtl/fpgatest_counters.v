@@ -16,12 +16,19 @@
  * ctl_snapshot freezes every pending amount at that clock edge (increments of that edge included);
  * the next round writes value + frozen into the readable bank, so the bank holds every counter as
  * of the same edge. With ctl_clear too, the live values restart from zero at that edge.
- * stat_busy is high while the round runs (N + 3 clocks).
+ * The counters in LATE_MASK are counted by an engine that works through a queue (the sequence
+ * tracker): a snapshot reaches the end of that queue later than the other engines, and the engine
+ * says so with ctl_snapshot_late. Those counters freeze at that edge instead (at ctl_snapshot's own
+ * edge or any later one), so every counter still holds the same events: what came before the
+ * snapshot's marker. A snapshot with ctl_clear freezes them all at once (the queue is dropped).
+ * stat_busy is high from the snapshot until every counter is in the bank: the wait for
+ * ctl_snapshot_late, then the round (N + 3 clocks; a late freeze may add N).
  */
 module fpgatest_counters #(
     parameter N         = 22,
     parameter PENDING_W = 16,
-    parameter [N-1:0] WIDE_MASK = 0        // counters with PENDING_W-bit amounts; the others count by 1
+    parameter [N-1:0] WIDE_MASK = 0,       // counters with PENDING_W-bit amounts; the others count by 1
+    parameter [N-1:0] LATE_MASK = 0        // counters frozen at ctl_snapshot_late
 ) (
     input  wire                   clk,
     input  wire                   rst,
@@ -32,6 +39,7 @@ module fpgatest_counters #(
     input  wire                   ctl_snapshot,
     input  wire                   ctl_clear,
     input  wire                   ctl_round,         // ctl_snapshot || ctl_clear, from a flip-flop of its own
+    input  wire                   ctl_snapshot_late, // the snapshot has reached the LATE_MASK counters' engine (pulse)
 
     // read port of the snapshot bank (one clock latency)
     input  wire [7:0]             rd_addr,
@@ -57,6 +65,7 @@ reg  [N-1:0]         round_todo_reg;     // counters not yet visited in the curr
 reg                  latch_round_reg;    // the round writes the readable bank
 reg                  clear_round_reg;    // the round restarts the live values
 reg                  zero_round_reg;     // reset: both banks to zero
+reg                  late_wait_reg;      // a snapshot waits for ctl_snapshot_late
 reg  [AW-1:0]        idx_reg;            // the counter visited this clock ...
 reg  [N-1:0]         visit_reg;          // ... and the same as one-hot
 
@@ -72,6 +81,11 @@ endgenerate
 // a round starts at a snapshot or a clear; the caller registers their OR once (ctl_round), so that
 // one flip-flop, not the OR, drives the reset of every pending register
 wire                 new_round = ctl_round;
+// the counters whose pending amounts freeze at this edge (none but at a round's start or a late freeze)
+wire [N-1:0]         freeze = (new_round ? (ctl_clear ? {N{1'b1}} : ~LATE_MASK) : {N{1'b0}})
+                            | (ctl_snapshot_late ? LATE_MASK : {N{1'b0}});
+// the counter visited at this edge freezes: its visit is skipped (its pending amount is moving)
+wire                 visit_frozen = |(visit_reg & freeze);
 wire [AW-1:0]        idx_next = idx_reg == N - 1 ? {AW{1'b0}} : idx_reg + 1'b1;
 
 // the visited counter's amount: frozen during its round, else pending (an AND-OR over one-hot visit)
@@ -101,14 +115,14 @@ wire [63:0]          live_wdata = t3_round_reg && t3_clear_reg ? 64'd0 : total_r
 fpgatest_bram #(.WIDTH(64), .DEPTH_LOG2(AW)) live_mem (
     .clk(clk), .we(live_we), .waddr(idx3_reg), .wdata(live_wdata), .raddr(idx_reg), .rdata(value));
 
-assign stat_busy = round_todo_reg != 0 || (t1_valid_reg && t1_round_reg) || (t2_valid_reg && t2_round_reg)
-                 || (t3_valid_reg && t3_round_reg);
+assign stat_busy = late_wait_reg || round_todo_reg != 0 || (t1_valid_reg && t1_round_reg)
+                 || (t2_valid_reg && t2_round_reg) || (t3_valid_reg && t3_round_reg);
 
 integer i;
 always @(posedge clk) begin
-    // collect increments; at a new round every pending amount is frozen as of this edge
+    // collect increments; a frozen counter's pending amount as of this edge
     for (i = 0; i < N; i = i + 1) begin
-        if (new_round) begin
+        if (freeze[i]) begin
             frozen_reg[i] <= limit(i, pending_reg[i] + inc_of[i]);
             pending_reg[i] <= {PENDING_W{1'b0}};
         end else if (visit_reg[i] && !round_todo_reg[i]) begin
@@ -118,15 +132,15 @@ always @(posedge clk) begin
         end
     end
 
-    // take (nothing at the edge that starts a round)
-    t1_valid_reg <= !new_round;
+    // take (nothing when the visited counter freezes at this edge)
+    t1_valid_reg <= !visit_frozen;
     idx1_reg <= idx_reg;
     t1_amount_reg <= visit_amount;
     t1_round_reg <= in_round;
     t1_latch_reg <= latch_round_reg;
     t1_clear_reg <= clear_round_reg || zero_round_reg;
     t1_zero_reg <= zero_round_reg;
-    if (!new_round)
+    if (!visit_frozen)
         round_todo_reg <= round_todo_reg & ~visit_reg;
 
     // hold (the value leaves block RAM)
@@ -145,11 +159,17 @@ always @(posedge clk) begin
     if (t3_valid_reg && t3_round_reg && t3_latch_reg)
         snap_mem[idx3_reg] <= t3_zero_reg ? 64'd0 : total_reg;
 
+    // a late freeze joins the round of its snapshot (the next snapshot or clear waits for stat_busy)
+    if (ctl_snapshot_late) begin
+        round_todo_reg <= (visit_frozen ? round_todo_reg : round_todo_reg & ~visit_reg) | LATE_MASK;
+        late_wait_reg <= 1'b0;
+    end
     if (new_round) begin
-        round_todo_reg <= {N{1'b1}};
+        round_todo_reg <= freeze;
         latch_round_reg <= ctl_snapshot;
         clear_round_reg <= ctl_clear;
         zero_round_reg <= 1'b0;
+        late_wait_reg <= ctl_snapshot && !ctl_clear && !ctl_snapshot_late && LATE_MASK != 0;
     end
 
     idx_reg <= idx_next;
@@ -162,6 +182,7 @@ always @(posedge clk) begin
         latch_round_reg <= 1'b1;
         clear_round_reg <= 1'b1;
         zero_round_reg <= 1'b1;
+        late_wait_reg <= 1'b0;
         idx_reg <= {AW{1'b0}};
         visit_reg <= {{(N-1){1'b0}}, 1'b1};     // (decoded from idx_reg: right even without a reset)
         t1_valid_reg <= 1'b0;

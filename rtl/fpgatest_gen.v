@@ -519,36 +519,38 @@ wire [15:0] udp_word_of_pos = ({16{at_pos_reg[1]}} & frame_seq_reg[47:32])
                             | ({16{at_pos_reg[15]}} & check_crc_reg[31:16])
                             | ({16{at_pos_reg[16]}} & check_crc_reg[15:0]);
 
+// at_pos_reg is set only inside ST_FRAME, and everything here starts from it: no decode of the state
+// (each enable below is one or two flags)
 always @(posedge clk) begin
-    if (state_reg == ST_FRAME) begin
-        if (at_pos_reg[0]) begin
-            frame_seq_reg <= seq_cur_reg;
-            frame_ts_reg  <= sfd_tick;
-            check_crc_reg <= SIG_MAGIC;
-            sig_shift_reg <= {stream_reg, seq_cur_reg, sfd_tick};
-            ip_sum_reg    <= ip_const_reg + seq_cur_reg[15:0];
-            udp_sum_reg   <= udp_const_reg;
-        end else if (sig_crc_run_reg) begin
-            // signature check: CRC-32 over stream id, sequence number and TX stamp (14 bytes)
-            check_crc_reg <= check_crc_next;
-            sig_shift_reg <= {sig_shift_reg[103:0], 8'd0};
-        end
-        sig_crc_run_reg <= at_pos_reg[0] || (sig_crc_run_reg && !at_pos_reg[14]);
-        udp_frame_word_reg <= udp_word_of_pos;
-        udp_frame_add_reg <= |at_pos_reg[6:1] || |at_pos_reg[16:15];
-        if (udp_frame_add_reg)
-            udp_sum_reg <= udp_sum_reg + udp_frame_word_reg;
-        if (at_pos_reg[18] || at_pos_reg[19])
-            udp_sum_reg <= udp_sum_reg[15:0] + udp_sum_reg[23:16];
-        // an all-zero UDP checksum means "none"; its one's-complement twin 0xFFFF is sent instead
-        // (for ICMP both are right: a receiver's sum over the message is 0xFFFF either way)
-        if (at_pos_reg[20])
-            udp_csum_reg <= (~udp_sum_reg[15:0] == 16'd0) ? 16'hFFFF : ~udp_sum_reg[15:0];
-        if (at_pos_reg[1] || at_pos_reg[2])
-            ip_sum_reg <= ip_sum_reg[15:0] + ip_sum_reg[19:16];
-        if (at_pos_reg[3])
-            ip_csum_reg <= ~ip_sum_reg[15:0];
+    if (at_pos_reg[0]) begin
+        frame_seq_reg <= seq_cur_reg;
+        frame_ts_reg  <= sfd_tick;
+        check_crc_reg <= SIG_MAGIC;
+        sig_shift_reg <= {stream_reg, seq_cur_reg, sfd_tick};
+        ip_sum_reg    <= ip_const_reg + seq_cur_reg[15:0];
+        udp_sum_reg   <= udp_const_reg;
+    end else if (sig_crc_run_reg) begin
+        // signature check: CRC-32 over stream id, sequence number and TX stamp (14 bytes)
+        check_crc_reg <= check_crc_next;
+        sig_shift_reg <= {sig_shift_reg[103:0], 8'd0};
     end
+    sig_crc_run_reg <= at_pos_reg[0] || (sig_crc_run_reg && !at_pos_reg[14]);
+    udp_frame_word_reg <= udp_word_of_pos;
+    udp_frame_add_reg <= |at_pos_reg[6:1] || |at_pos_reg[16:15];
+    if (udp_frame_add_reg)
+        udp_sum_reg <= udp_sum_reg + udp_frame_word_reg;
+    if (at_pos_reg[18] || at_pos_reg[19])
+        udp_sum_reg <= udp_sum_reg[15:0] + udp_sum_reg[23:16];
+    // an all-zero UDP checksum means "none"; its one's-complement twin 0xFFFF is sent instead
+    // (for ICMP both are right: a receiver's sum over the message is 0xFFFF either way)
+    if (at_pos_reg[20])
+        udp_csum_reg <= (~udp_sum_reg[15:0] == 16'd0) ? 16'hFFFF : ~udp_sum_reg[15:0];
+    if (at_pos_reg[1] || at_pos_reg[2])
+        ip_sum_reg <= ip_sum_reg[15:0] + ip_sum_reg[19:16];
+    if (at_pos_reg[3])
+        ip_csum_reg <= ~ip_sum_reg[15:0];
+    if (rst)
+        sig_crc_run_reg <= 1'b0;
 end
 
 // ---------------------------------------------------------------------------------------------

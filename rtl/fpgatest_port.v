@@ -156,6 +156,12 @@ module fpgatest_port #(
     input  wire [5:0]     cfg_hist_addr,          // bin shown in stat_hist_count (engine clock)
     input  wire [31:0]    cfg_sample_every,       // capture every Nth test frame, 0 = off (engine clock)
 
+    // snapshot status (engine clock): the first stat_* registers, so that a read in address order
+    // that finds them low reads a whole snapshot after them
+    output wire           stat_counters_busy,     // counters still being latched (a marker in flight, the tracker's part, then the round)
+    output wire           stat_hist_busy,         // histogram snapshot/clear still being copied
+    output wire           stat_seq_busy,          // tracker work queued (a snapshot's barrier, a flush or input not yet done)
+
     // generator status
     output wire           stat_tx_busy,           // a run is in progress
     output wire [7:0]     stat_tx_error,          // why the last start was refused (bits, see docs)
@@ -174,7 +180,6 @@ module fpgatest_port #(
     output wire [79:0]    stat_jit_sum,           // sum of absolute latency changes between consecutive test frames, 1/16 tick
     output wire [31:0]    stat_jit_max,           // largest absolute latency change between consecutive test frames, 1/16 tick
     output wire [47:0]    stat_hist_count,        // snapshot count of bin cfg_hist_addr
-    output wire           stat_hist_busy,         // histogram snapshot/clear still being copied
 
     // samples
     output wire           stat_sample_valid,      // the last pop returned a sample
@@ -189,7 +194,6 @@ module fpgatest_port #(
     output wire [47:0]    stat_seq_highest_seq,   // highest sequence number seen + 1
     output wire [47:0]    stat_seq_oldest_seq,    // lowest sequence number still in the window
     output wire           stat_seq_started,       // a sequence number has been seen
-    output wire           stat_seq_busy,          // work queued (flush or input not yet done)
     output wire           stat_seq_event_valid,   // the last pop returned an event
     output wire [47:0]    stat_seq_event_first,   // loss event: first lost sequence number
     output wire [31:0]    stat_seq_event_length,  // loss event: consecutive numbers lost
@@ -197,8 +201,7 @@ module fpgatest_port #(
 
     // event counters (fpgatest_counters, latched by ctl_snapshot; numbering below)
     input  wire [7:0]     cnt_rd_addr,            // counter shown on cnt_rd_data
-    output wire [63:0]    cnt_rd_data,            // its snapshot value, one clock later
-    output wire           stat_counters_busy      // snapshot still being written (a marker in flight, then N + 3 clocks)
+    output wire [63:0]    cnt_rd_data             // its snapshot value, one clock later
 );
 
 // the control pulses arrive from another clock's synchronizer: registered once here, so every core
@@ -539,8 +542,10 @@ reg  [RW-1:0] e_reg;
 reg           e_round_reg;                 // ... and it starts a counter round (snapshot or clear)
 // one record per two clocks at most: an engine's ready has reacted to the previous record. A marker
 // waits for the latency statistics to finish the result before it (five clocks at most), so that a
-// snapshot's statistics and its lat_count hold the same results as its test_frames; the sequence
-// tracker's counts are as far as it has worked through its input queue
+// snapshot's statistics and its lat_count hold the same results as its test_frames, and for the
+// counters' last snapshot to be complete. The sequence tracker takes a snapshot as a barrier in its
+// input queue: its counts and registers are latched when it has worked through the numbers before it,
+// and its counters freeze then (trk_cnt_snapshot), so they too hold the same frames
 assign r_take = r_avail && (eng_rst || (!e_valid_reg
                                          && (!f_res || (st_ready && trk_ready))
                                          && (!f_mark || (!cnt_busy && st_ready))));
@@ -603,7 +608,7 @@ wire        marks_out = marks_out_reg != 4'd0;
 
 wire        st_cnt_lat, st_cnt_hist_below, st_cnt_hist_above, st_cnt_sample_dropped;
 wire        trk_cnt_received, trk_cnt_late, trk_cnt_duplicate, trk_cnt_stale;
-wire        trk_cnt_input_dropped, trk_cnt_event_dropped;
+wire        trk_cnt_input_dropped, trk_cnt_event_dropped, trk_cnt_snapshot;
 
 generate
 if (WITH_RX) begin : engines
@@ -670,7 +675,8 @@ if (WITH_RX) begin : engines
         .cnt_duplicate       (trk_cnt_duplicate),
         .cnt_stale           (trk_cnt_stale),
         .cnt_input_dropped   (trk_cnt_input_dropped),
-        .cnt_event_dropped   (trk_cnt_event_dropped)
+        .cnt_event_dropped   (trk_cnt_event_dropped),
+        .cnt_snapshot        (trk_cnt_snapshot)
     );
 end else begin : no_engines
     assign st_ready = 1'b1;
@@ -709,6 +715,7 @@ end else begin : no_engines
     assign trk_cnt_stale = 0;
     assign trk_cnt_input_dropped = 0;
     assign trk_cnt_event_dropped = 0;
+    assign trk_cnt_snapshot = e_snapshot;   // no tracker: its counters freeze with the others
 end
 endgenerate
 
@@ -725,7 +732,8 @@ localparam [PW-1:0] ONE = 1;
 fpgatest_counters #(
     .N         (N_COUNTERS),
     .PENDING_W (PW),
-    .WIDE_MASK (25'b0010000000000000000001010)  // tx_bytes, rx_bytes, record_dropped
+    .WIDE_MASK (25'b0010000000000000000001010), // tx_bytes, rx_bytes, record_dropped
+    .LATE_MASK (25'b0000111111000000000000000)  // seq_* (15..20): frozen when the tracker reaches the snapshot
 ) counters_inst (
     .clk          (eng_clk),
     .rst          (eng_rst),
@@ -741,6 +749,7 @@ fpgatest_counters #(
     .ctl_snapshot (e_snapshot),
     .ctl_clear    (e_clear),
     .ctl_round    (e_round_reg),
+    .ctl_snapshot_late (trk_cnt_snapshot),
     .rd_addr      (cnt_rd_addr),
     .rd_data      (cnt_rd_data),
     .stat_busy    (cnt_busy)

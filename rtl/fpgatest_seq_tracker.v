@@ -17,6 +17,14 @@
  *                                         event FIFO as (first lost seq, run length).
  * Retirement is lazy (only when the slot is needed) and ctl_flush retires everything below
  * `highest`, e.g. after the stream ends. Whole 32-bit words retire in one clock when all-0 or all-1.
+ *
+ * ctl_snapshot is a barrier in the input queue: the numbers queued before it are worked through
+ * (and a flush asked for before it), then the stat_* snapshot is taken and cnt_snapshot pulses, so
+ * that fpgatest_counters freezes the cnt_* counts at the same point (its ctl_snapshot_late); the
+ * numbers after it wait meanwhile. A number offered at the snapshot's clock comes after it. One
+ * snapshot at a time: a second one before cnt_snapshot is ignored (fpgatest_port sends none: a
+ * marker waits for the counters' stat_busy, which covers the wait). With ctl_clear the snapshot is
+ * taken at once (the queue is dropped) and cnt_snapshot stays low.
  */
 module fpgatest_seq_tracker #(
     parameter WINDOW_LOG2 = 10,
@@ -42,7 +50,7 @@ module fpgatest_seq_tracker #(
     output reg  [47:0]  stat_highest_seq,    // highest sequence number seen + 1
     output reg  [47:0]  stat_oldest_seq,     // lowest sequence number still in the window
     output reg          stat_started,        // a sequence number has been seen
-    output wire         stat_busy,           // work queued (flush or input not yet done)
+    output wire         stat_busy,           // work queued (flush, input or a snapshot not yet done)
 
     // loss events
     output reg          stat_event_valid,    // the last pop returned an event
@@ -56,7 +64,8 @@ module fpgatest_seq_tracker #(
     output reg          cnt_duplicate,       // a number was received again inside the window
     output reg          cnt_stale,           // a number older than the window arrived
     output reg          cnt_input_dropped,   // the input queue was full
-    output reg          cnt_event_dropped    // the event FIFO was full
+    output reg          cnt_event_dropped,   // the event FIFO was full
+    output reg          cnt_snapshot         // the snapshot is taken: every cnt_* before it has been given
 );
 
 initial if (WINDOW_LOG2 < 6 || WINDOW_LOG2 > 15) $error("fpgatest_seq_tracker: WINDOW_LOG2 out of range");
@@ -80,8 +89,13 @@ reg         in_fill_reg, in_popped_reg;
 wire        in_full = in_fill_reg && !in_popped_reg;
 assign      in_ready = !in_full;
 wire [6:0]  in_level = in_wr_reg - in_rd_reg;
+// the snapshot's barrier: the queue's write pointer when it came (the first number after it)
+reg         mark_reg;
+reg  [6:0]  mark_at_reg;
+wire        at_mark = mark_reg && in_rd_reg == mark_at_reg;
 wire        head_ready = in_rd_age_reg == 2'd2;                  // head_reg shows slot in_rd
-wire        head_valid = head_ready && in_wr_d2_reg != in_rd_reg; // ... and that slot was written
+wire        head_valid = head_ready && in_wr_d2_reg != in_rd_reg  // ... and that slot was written
+                      && !at_mark;                              // ... before any barrier
 reg         in_pop;
 
 fpgatest_bram #(.WIDTH(48), .DEPTH_LOG2(6)) in_mem (
@@ -179,7 +193,13 @@ fpgatest_bram #(.WIDTH(32), .DEPTH_LOG2(WINDOW_LOG2-5)) bitmap_old (
     .clk(clk), .we(bm_we), .waddr(bm_waddr), .wdata(bm_wdata),
     .raddr(old_word), .rdata(old_word_val));
 
-assign stat_busy = !in_empty || flush_req_reg || t_state_reg != T_RUN || phase_reg != P_GATHER || lose_en_q || lose_en_q2 || ev_push_q;
+// the work before the barrier is done: the step that took the last number before it has acted, its
+// retired numbers are counted and its loss event written; a flush asked for before it has finished
+wire        mark_done = at_mark && !flush_req_reg && t_state_reg == T_RUN && phase_reg == P_GATHER
+                     && !lose_en_q && !lose_en_q2 && !ev_push_q;
+
+assign stat_busy = !in_empty || mark_reg || flush_req_reg || t_state_reg != T_RUN || phase_reg != P_GATHER
+                 || lose_en_q || lose_en_q2 || ev_push_q;
 
 always @(posedge clk) begin
     in_pop = 1'b0;
@@ -191,6 +211,7 @@ always @(posedge clk) begin
     cnt_stale <= 1'b0;
     cnt_input_dropped <= 1'b0;
     cnt_event_dropped <= 1'b0;
+    cnt_snapshot <= 1'b0;
     lose_en = 1'b0;
     lose_n = adv_reg;
     ev_data = {run_first_reg, run_len_reg};
@@ -377,12 +398,20 @@ always @(posedge clk) begin
     end
     stat_event_level <= ev_level;
 
-    if (ctl_snapshot) begin
+    if (ctl_snapshot && !mark_reg && !ctl_clear) begin
+        mark_reg <= 1'b1;
+        mark_at_reg <= in_wr_reg;
+    end
+    if (mark_done || (ctl_snapshot && ctl_clear)) begin
         stat_lost <= lost_reg;
         stat_first_seq <= first_reg;
         stat_highest_seq <= highest_reg;
         stat_oldest_seq <= oldest_reg;
         stat_started <= started_reg;
+    end
+    if (mark_done) begin
+        mark_reg <= 1'b0;
+        cnt_snapshot <= 1'b1;
     end
 
     if (ctl_clear || rst) begin
@@ -393,6 +422,7 @@ always @(posedge clk) begin
         in_wr_d1_reg <= 7'd0;
         in_wr_d2_reg <= 7'd0;
         in_rd_age_reg <= 2'd0;
+        mark_reg <= 1'b0;
         started_reg <= 1'b0;
         first_reg <= 48'd0;
         oldest_reg <= 48'd0;

@@ -311,16 +311,21 @@ class Device:
         for port in range(self.map.n_ports()):
             names += self.port_names(port, "stat_")
         values = self.read_many(names)
-        # the counter bank and the histogram take a few dozen clocks to latch; one more read is plenty
-        # of time over any link, but check anyway
+        # the counter bank and the histogram take a few dozen clocks to latch (the tracker's part up to
+        # a few thousand after a jump past its window); the busy flags are a port's first stat_*
+        # registers, so a burst that finds them low read the whole snapshot after them. Otherwise wait
+        # and read the port again
         for port in range(self.map.n_ports()):
-            for _ in range(SNAPSHOT_POLLS):
-                if not (values[f"port{port}_stat_counters_busy"] or values[f"port{port}_stat_hist_busy"]):
-                    break
-                values.update(self.read_many([f"port{port}_stat_counters_busy", f"port{port}_stat_hist_busy"]))
-            else:
-                raise LinkError(f"{self.url}: port {port} still latching its snapshot after {SNAPSHOT_POLLS} reads "
-                                "(a few dozen clocks on an fpgatest): the device does not behave as one")
+            busy = [f"port{port}_stat_counters_busy", f"port{port}_stat_hist_busy"]
+            if any(values[name] for name in busy):
+                for _ in range(SNAPSHOT_POLLS):
+                    if not any(self.read_many(busy).values()):
+                        break
+                else:
+                    raise LinkError(f"{self.url}: port {port} still latching its snapshot after {SNAPSHOT_POLLS} "
+                                    "reads (a few thousand clocks at most on an fpgatest): the device does not "
+                                    "behave as one")
+                values.update(self.read_many(self.port_names(port, "stat_")))
             values.update(self.read_counters(port))
         return values
 

@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """fpgatest_checker + fpgatest_rx_cdc + fpgatest_latency_stats: exact latency, +-100 ppm RX clocks, frame classes, statistics."""
 
+import os
 import random
+
 import cocotb
 import pytest
 from cocotb.triggers import ClockCycles, RisingEdge
@@ -14,6 +16,7 @@ from scapy.packet import Raw
 from common.frames import PROTO_IPV4, PROTO_IPV6, PROTO_RAW, StreamConfig, echo_reply, ip4_str, mac_str, with_fcs
 from common.runner import run
 from common.tb import TB
+from models.ref_tracker import RefTracker
 
 Q = 16  # latency unit: 1/16 tick
 
@@ -133,7 +136,8 @@ async def run_test_statistics(dut):
 @cocotb.test()
 async def run_test_snapshot_at_every_phase(dut):
     """A snapshot at any tester clock of a frame's period, the one where its result is recorded included,
-    never splits a test frame from its latency: test_frames, lat_count and lat_sum agree at every one."""
+    never splits a test frame from its latency or its sequence number: test_frames, lat_count, lat_sum
+    and the tracker's seq_received and highest number agree at every one."""
     delay = 29
     tb = TB(dut, loopback_delay=delay)
     await tb.reset()
@@ -149,6 +153,7 @@ async def run_test_snapshot_at_every_phase(dut):
         s = await tb.snapshot_at(first + k * step * 8000)
         assert s["stat_lat_count"] == s["stat_test_frames"] == s["stat_rx_frames"] > 0, (k, s)
         assert s["stat_lat_sum"] == s["stat_lat_count"] * (delay + 1) * Q, (k, s)
+        assert s["stat_seq_received"] == s["stat_test_frames"] == s["stat_seq_highest_seq"], (k, s)
     await tb.pulse("ctl_stop")
     await tb.wait_idle()
 
@@ -455,9 +460,67 @@ async def run_test_record_fifo_full(dut):
     assert s["stat_lat_count"] == 500 and s["stat_seq_received"] == 500 and s["stat_seq_lost"] == 0
 
 
+@cocotb.test()
+async def run_test_snapshot_behind_sequence_jumps(dut):
+    """64-byte test frames at the minimum IFG whose numbers jump past the tracker's window three frames
+    in a row every 60 frames (each jump costs the tracker a few hundred engine clocks, so its queue fills,
+    and empties again before the next three): a snapshot taken while it is deep still holds the same frames
+    in every counter, the tracker's included (its counters freeze when it has worked through the
+    numbers before the marker, the others at the marker), and the tracker's figures are the
+    reference's after exactly those frames; no record is lost."""
+    seed = int(os.environ.get("FPGATEST_SEED", random.randrange(2**32)))
+    tb = TB(dut, rx_ppm=100)
+    tb.log.info("seed %d (set FPGATEST_SEED to repeat)", seed)
+    rng = random.Random(seed)
+    await tb.reset()
+    cfg = StreamConfig(size=64)
+    period, every, frames = 84, 60, 420    # tester clocks a frame; frames between jumps; frames
+    seqs, seq = [], 1 << 40
+    for i in range(frames):
+        seq += rng.randint(1100, 6000) if 10 <= i % every < 13 else 1
+        seqs.append(seq)
+    preamble = b"\x55" * 7 + b"\xd5"
+    await RisingEdge(dut.clk)
+    start = int(cocotb.utils.get_sim_time("ps"))
+    for n in seqs:
+        await tb.rx_source.send(GmiiFrame(preamble + cfg.frame(n, 0)))
+    tracker = dut.port_inst.engines.tracker_inst
+    lags = []
+
+    async def lag():
+        # engine clocks from the marker's edge (the other counters freeze) to the tracker's part
+        await RisingEdge(dut.port_inst.e_snapshot)
+        clocks = 0
+        while not int(tracker.cnt_snapshot.value):
+            await RisingEdge(tb.eng_clk)
+            clocks += 1
+        lags.append(clocks)
+
+    for c in range(frames // every):
+        # a few frames after the jumps, while the tracker works through them
+        at = start + (c * every + 13 + rng.randint(0, 6)) * period * 8000
+        await ClockCycles(dut.clk, max(1, (at - int(cocotb.utils.get_sim_time("ps"))) // 8000))
+        cocotb.start_soon(lag())
+        s = await tb.snapshot()
+        k = s["stat_test_frames"]
+        ref = RefTracker(1024)
+        for n in seqs[:k]:
+            ref.push(n)
+        counts = {n: s["stat_" + n] for n in ("record_dropped", "rx_frames", "lat_count", "test_frames")}
+        assert counts == {"record_dropped": 0, "rx_frames": k, "lat_count": k, "test_frames": k}, counts
+        got = {n: s["stat_seq_" + n] for n in ("received", "late", "duplicate", "stale", "lost", "highest_seq")}
+        want = {"received": ref.received, "late": 0, "duplicate": 0, "stale": 0, "lost": ref.lost,
+                "highest_seq": ref.highest}
+        assert got == want, (k, got, want)
+    tb.log.info("the tracker's counters froze %s engine clocks after the others", lags)
+    assert len(lags) == frames // every and min(lags) >= 50, "a snapshot did not wait for the tracker: not a test"
+    await tb.rx_source.wait()
+
+
 SCENARIOS = ["run_test_loopback_latency_exact", "run_test_statistics", "run_test_snapshot_at_every_phase",
              "run_test_frame_classes",
-             "run_test_rx_clock_offset", "run_test_reset_of_one_side", "run_test_record_fifo_full"]
+             "run_test_rx_clock_offset", "run_test_reset_of_one_side", "run_test_record_fifo_full",
+             "run_test_snapshot_behind_sequence_jumps"]
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)

@@ -25,8 +25,10 @@ class TB:
         cocotb.start_soon(Clock(dut.clk, 8, unit="ns").start())
         for name in ("in_valid", "in_seq", "ctl_snapshot", "ctl_clear", "ctl_flush", "ctl_event_pop"):
             getattr(dut, name).value = 0
-        # the event outputs feed fpgatest_counters in a port; here a monitor counts them
+        # the event outputs feed fpgatest_counters in a port; here a monitor counts them, and keeps
+        # the counts and the stat_* registers at each cnt_snapshot (where the port's counters freeze)
         self.counts = dict.fromkeys(EVENTS, 0)
+        self.snapshots = []
         self.stalls = 0
         cocotb.start_soon(self._count_events())
 
@@ -35,6 +37,14 @@ class TB:
             await RisingEdge(self.dut.clk)
             for name in EVENTS:
                 self.counts[name] += int(getattr(self.dut, "cnt_" + name).value)
+            if int(self.dut.cnt_snapshot.value):
+                self.snapshots.append({**self.counts, **self.stats()})
+
+    def stats(self) -> dict:
+        d = self.dut
+        return {"lost": int(d.stat_lost.value), "highest": int(d.stat_highest_seq.value),
+                "oldest": int(d.stat_oldest_seq.value), "first": int(d.stat_first_seq.value),
+                "started": int(d.stat_started.value)}
 
     async def reset(self):
         self.dut.rst.value = 1
@@ -67,14 +77,21 @@ class TB:
             await RisingEdge(self.dut.clk)
         await ClockCycles(self.dut.clk, 2)
 
+    async def until(self, done, what: str, limit: int = 64 * 400):
+        """Wait for done(); a full queue of jumps past the window is worked through in fewer clocks."""
+        for _ in range(limit):
+            if done():
+                return
+            await RisingEdge(self.dut.clk)
+        raise AssertionError(f"{what} never came")
+
     async def counters(self):
+        """A snapshot: the counts and registers at its cnt_snapshot."""
+        taken = len(self.snapshots)
         await self.pulse("ctl_snapshot")
-        await RisingEdge(self.dut.clk)
-        d = self.dut
-        return {"received": self.counts["received"], "lost": int(d.stat_lost.value),
-                "late": self.counts["late"], "duplicate": self.counts["duplicate"],
-                "stale": self.counts["stale"], "highest": int(d.stat_highest_seq.value),
-                "first": int(d.stat_first_seq.value)}
+        await self.until(lambda: len(self.snapshots) > taken, "the snapshot")
+        s = self.snapshots[-1]
+        return {k: s[k] for k in ("received", "lost", "late", "duplicate", "stale", "highest", "first")}
 
     async def events(self):
         out = []
@@ -211,7 +228,65 @@ async def run_test_queue_full_is_exact(dut):
     assert tb.counts["received"] == n - expect_dropped   # every accepted number, none overwritten
 
 
+@cocotb.test()
+async def run_test_snapshot_is_a_barrier(dut):
+    """A snapshot while numbers wait in the queue (jumps past the window make each cost up to a few
+    hundred clocks, the numbers come every 2-40): its registers and the counts at its cnt_snapshot are
+    the reference's after exactly the numbers offered before the snapshot's clock, while more keep
+    coming (a number offered at that clock counts after it)."""
+    seed = int(os.environ.get("FPGATEST_SEED", random.randrange(2**32)))
+    dut._log.info("seed %d (set FPGATEST_SEED to repeat)", seed)
+    rng = random.Random(seed)
+    tb = TB(dut)
+    await tb.reset()
+    await tb.pulse("ctl_clear")
+    await ClockCycles(dut.clk, 40)
+    tb.counts = dict.fromkeys(EVENTS, 0)
+    seqs = storm(rng, MOD - 700, 1500, p_loss=0.1, p_burst=0.04, p_dup=0.03, p_reorder=0.05, p_stale=0.01)
+    marks = sorted(rng.sample(range(50, len(seqs)), 12))
+    ref, want, levels = RefTracker(WINDOW), [], []
+    for i, seq in enumerate(seqs):
+        if marks and i == marks[0]:
+            marks.pop(0)
+            # one snapshot at a time (as the port sends them): the last one is taken before the next
+            await tb.until(lambda: len(tb.snapshots) == len(want), "the last snapshot")
+            await RisingEdge(dut.clk)
+            await ReadOnly()
+            levels.append((int(dut.in_wr_reg.value) - int(dut.in_rd_reg.value)) % 128)
+            await RisingEdge(dut.clk)
+            with_number = rng.random() < 0.5
+            while with_number and not int(dut.in_ready.value):
+                await RisingEdge(dut.clk)
+            dut.ctl_snapshot.value = 1
+            if with_number:               # the number at the snapshot's clock comes after it
+                dut.in_valid.value = 1
+                dut.in_seq.value = seq
+            want.append({"received": ref.received, "late": ref.late, "duplicate": ref.duplicate,
+                         "stale": ref.stale, "input_dropped": 0, "lost": ref.lost,
+                         # nobody pops the event FIFO here: what does not fit is counted
+                         "event_dropped": max(0, len(ref.events) - EVENT_DEPTH),
+                         "highest": ref.highest, "oldest": ref.oldest, "first": ref.first,
+                         "started": int(ref.started)})
+            await RisingEdge(dut.clk)
+            dut.ctl_snapshot.value = 0
+            dut.in_valid.value = 0
+            ref.push(seq)
+            if not with_number:
+                await tb.push(seq, 1)
+            continue
+        ref.push(seq)
+        await tb.push(seq, rng.choice([2, 2, 20, 34, 40]))
+    await tb.drain()
+    dut._log.info("queue levels at the snapshots: %s", levels)
+    assert max(levels) >= 8, "the queue was never deep at a snapshot: the test does not test the barrier"
+    assert len(tb.snapshots) == len(want)
+    for k, (got, w) in enumerate(zip(tb.snapshots, want)):
+        assert got == w, f"snapshot {k} (queue {levels[k]} deep): gateware {got} != reference {w}"
+    got = await tb.counters()
+    assert got["received"] == ref.received and got["lost"] == ref.lost
+
+
 @pytest.mark.parametrize("scenario", ["run_test_known_pattern", "run_test_random_storms",
-                                      "run_test_queue_full_is_exact"])
+                                      "run_test_queue_full_is_exact", "run_test_snapshot_is_a_barrier"])
 def test_seq_tracker(scenario):
     run("seq_tracker.test_seq_tracker", "fpgatest_seq_tracker", "seq_tracker", testcase=scenario)

@@ -30,6 +30,13 @@ def test_identity(twin_link, tmp_path):
     with Device(url, csr) as dev:
         assert dev.read("tester_build_id") == json.loads(csr.read_text())["constants"]["fpgatest_build_id"]
         assert dev.read("tester_n_ports") == 2
+        # the snapshot's busy flags come first among a port's stat_* registers (Device.snapshot reads
+        # them in one burst with the values after them)
+        for port in range(2):
+            stats = {name: reg.addr for name, reg in dev.map.registers.items()
+                     if name.startswith(f"port{port}_stat_")}
+            busy = [f"port{port}_stat_{name}_busy" for name in ("counters", "hist", "seq")]
+            assert max(stats[name] for name in busy) < min(a for n, a in stats.items() if n not in busy)
     # a register map of another build is refused before anything is written
     other = json.loads(csr.read_text())
     other["constants"]["fpgatest_build_id"] ^= 1
