@@ -49,6 +49,42 @@ def test_identity(twin_link, tmp_path):
         Device(url, tmp_path / "bad.json")
 
 
+def test_a_snapshot_read_while_still_latching_is_read_again(twin_link):
+    """Device.snapshot reads a port's busy flags first in its burst: when they say the snapshot is still
+    being latched (here the burst is made to say so, with a value after them garbled), the port is read
+    again once they are low, and nothing of the first read is kept."""
+    url, csr = twin_link
+    with Device(url, csr) as dev:
+        real = dev.bus
+        busy = dev.map["port1_stat_counters_busy"].addr
+        lost = dev.map["port1_stat_seq_lost"]
+        garbled = []
+
+        class Latching:
+            def __getattr__(self, name):
+                return getattr(real, name)
+
+            def read(self, addr, n):
+                words = list(real.read(addr, n))
+                if not garbled and addr <= busy < addr + 4 * n:
+                    garbled.append(addr)
+                    words[(busy - addr) // 4] = 1
+                    at = (lost.addr - addr) // 4
+                    assert 0 < at < n, "the busy flag comes first in the port's burst"
+                    words[at:at + lost.words] = [0xDEAD] * lost.words
+                return words
+
+        first = dev.snapshot()
+        dev.bus = Latching()
+        try:
+            second = dev.snapshot()
+        finally:
+            dev.bus = real
+    assert garbled
+    assert second["port1_stat_counters_busy"] == 0
+    assert second["port1_stat_seq_lost"] == first["port1_stat_seq_lost"] != 0xDEAD << 32 | 0xDEAD
+
+
 @pytest.mark.parametrize("proto,size", [("ipv4", 64), ("ipv6", 1518), ("eth", 9000)])
 def test_latency_through_default_switch(tester, proto, size):
     """Store-and-forward: latency = processing + 8 ns/byte * size + cables, exact to the tick."""
