@@ -578,7 +578,8 @@ def cmd_rfc2544(args) -> int:
         load_calibration(t, args)
         apply_dut(t, args)
         meta = {"target": target_text(t, args), "proto": args.proto, "trial_note": note,
-                **({"directions_note": one_way} if one_way else {}), "plan": asdict(plan), "build_id": t.dev.map.build_id, "calibration": t.calibration(),
+                **({"directions_note": one_way} if one_way else {}),
+                "plan": asdict(plan), "build_id": t.dev.map.build_id, "calibration": t.calibration(),
                 "time_unix": time.time()}
         out.mkdir(parents=True, exist_ok=True)
         write_json_atomic(out / "run.json", {**meta, "stopped": True})   # until the run ends
