@@ -24,11 +24,14 @@ class _SessionTwin:
         self.link = None
 
     def get(self, variant: str, log_dir: Path):
+        """variant: "board", "full", or "drift" (the full twin, its model's clocks twin.DRIFT_PPM off)."""
         if self.variant != variant:
             self.stop()
             self.stack = contextlib.ExitStack()
             log = self.stack.enter_context(open(log_dir / f"twin-{variant}.log", "w"))
-            self.link = self.stack.enter_context(twin.running(log=log, variant=variant))
+            self.link = self.stack.enter_context(
+                twin.running(log=log, variant="full", dut_ppm=twin.DRIFT_PPM) if variant == "drift"
+                else twin.running(log=log, variant=variant))
             self.variant = variant
             POWER_UP[self.link[0]] = _settings(*self.link)
         return self.link
@@ -40,6 +43,7 @@ class _SessionTwin:
 
 
 SESSION_TWIN = _SessionTwin()
+TWIN_FIXTURES = {"twin_link", "board_twin_link", "drift_twin_link"}
 
 
 @pytest.fixture(scope="session")
@@ -53,6 +57,13 @@ def twin_link(_twin_logs):
     """(url, csr.json) of the full twin (boards.twin --full: both directions on both ports, a reflector
     in each), for the tests of what the twin and the host can do."""
     return SESSION_TWIN.get("full", _twin_logs)
+
+
+@pytest.fixture()
+def drift_twin_link(_twin_logs):
+    """(url, csr.json) of the full twin whose switch model runs on clocks of its own (twin.DRIFT_PPM), so
+    each port receives in a clock of its own frequency, as from a real device."""
+    return SESSION_TWIN.get("drift", _twin_logs)
 
 
 @pytest.fixture()
@@ -82,7 +93,7 @@ def _twin_as_at_power_up(request):
     """After each test that drove the twin, its settings as at power-up: the twin is shared by the
     session, and a second hop or cross traffic left on would change every later measurement."""
     yield
-    if {"twin_link", "board_twin_link"} & set(request.fixturenames) and SESSION_TWIN.link:
+    if TWIN_FIXTURES & set(request.fixturenames) and SESSION_TWIN.link:
         from fpgatest.driver import Device
 
         url, csr = SESSION_TWIN.link        # the one running is the one the test drove
@@ -124,7 +135,7 @@ def pytest_xdist_make_scheduler(config, log):
 
 
 def pytest_collection_modifyitems(config, items):
-    strays = [item.nodeid for item in items if {"twin_link", "board_twin_link"} & set(item.fixturenames)
+    strays = [item.nodeid for item in items if TWIN_FIXTURES & set(item.fixturenames)
               and work_unit(item.nodeid) != "twin"]
     if strays:
         raise pytest.UsageError(f"{strays[0]} uses the session's twin outside its work unit (conftest.TWIN_UNIT)")

@@ -24,6 +24,7 @@ import argparse
 import contextlib
 import fcntl
 import json
+import math
 import os
 import platform
 import shutil
@@ -35,7 +36,7 @@ import threading
 import time
 from pathlib import Path
 
-from migen import ClockDomain, Signal
+from migen import ClockDomain, Mux, Signal
 
 from litex.build.generic_platform import Pins, Subsignal
 from litex.build.sim import SimPlatform
@@ -77,6 +78,14 @@ MODULES = ROOT / "sim" / "twin" / "modules"
 SERIAL_MODULE = "fpgatest_serial2tcp"
 # a port's GMII to a Linux TAP (loaded only when the kernel is the device under test)
 TAP_MODULE = "fpgatest_tap"
+# the device model's own clocks, --dut-ppm (loaded only then)
+DUTCLK_MODULE = "fpgatest_dutclk"
+# how far off the tester clock they may be: gmii_elastic's margin (2x at +-250 ppm), and beyond the
+# +-100 ppm a gigabit PHY is specified for
+DUT_PPM_MAX = 200
+# the drifting twin the tests use (conftest's drift_twin_link, sim/twin/test_dut_clocks.py): path ab (what
+# port 1 receives) 100 ppm fast, ba (what port 0 receives) 100 ppm slow, a gigabit PHY's tolerance
+DRIFT_PPM = (100.0, -100.0)
 # the twin's simulator build: LiteX's simulator core with the twin's glue and flags (build())
 CORE = ROOT / "sim" / "twin" / "core"
 FLOWS = ("twin", "litex")
@@ -92,6 +101,12 @@ _io = [
         Subsignal("sink_valid",   Pins(1)),
         Subsignal("sink_ready",   Pins(1)),
         Subsignal("sink_data",    Pins(8)),
+    ),
+    # the device model's own clocks (sim/twin/modules/fpgatest_dutclk; own = 0 while it is not loaded)
+    ("dutclk", 0,
+        Subsignal("own", Pins(1)),
+        Subsignal("ab",  Pins(1)),
+        Subsignal("ba",  Pins(1)),
     ),
     *[("tap", n,
         Subsignal("on",      Pins(1)),
@@ -109,15 +124,22 @@ class Platform(SimPlatform):
 
 
 class _CRG(LiteXModule):
-    """Two simulated clocks: "sys" (SoC and engines) and "tester" (125 MHz), one reset."""
+    """The simulated clocks: "sys" (SoC and engines) and "tester" (125 MHz), and the device model's
+    "dut_ab" and "dut_ba": the tester clock, or fpgatest_dutclk's while it runs (own_clocks). One reset."""
 
     def __init__(self, platform):
         self.cd_sys = ClockDomain()
         self.cd_tester = ClockDomain()
+        self.cd_dut_ab = ClockDomain()
+        self.cd_dut_ba = ClockDomain()
         rst = platform.request("sys_rst")
+        dut = platform.request("dutclk")
+        self.own_clocks = dut.own
         self.comb += [
             self.cd_sys.clk.eq(platform.request("sys_clk")), self.cd_sys.rst.eq(rst),
             self.cd_tester.clk.eq(platform.request("tester_clk")), self.cd_tester.rst.eq(rst),
+            self.cd_dut_ab.clk.eq(Mux(dut.own, dut.ab, self.cd_tester.clk)), self.cd_dut_ab.rst.eq(rst),
+            self.cd_dut_ba.clk.eq(Mux(dut.own, dut.ba, self.cd_tester.clk)), self.cd_dut_ba.rst.eq(rst),
         ]
 
 
@@ -147,26 +169,55 @@ class TwinSoC(FPGATestSoC):
         # 10 s of simulated time before a half-received UARTBone command is dropped
         self.add_uartbone_phy(RS232PHYModel(platform.request("serial")), timeout_s=10.0)
         ports = [gmii_signals(), gmii_signals()]
-        for port in ports:
-            # each receive side in a clock of its own: the tester's frequency (the switch model and a
-            # TAP send in the tester clock), half a period later, as a PHY's recovered clock at another
-            # phase; every RX crossing (the time base in, the frame FIFO out) then runs between two
-            # clocks whose edges never meet, and the stamps stay exact to the tick (both sides of the
-            # SFD's crossing move by the same half period)
+        # each receive side in the clock of the model's path that sends to it (port 0 from dut_ba, port
+        # 1 from dut_ab), inverted, as a PHY's recovered clock: by default the tester's frequency half a
+        # period later, so every RX crossing (the time base in, the frame FIFO out) runs between two
+        # clocks whose edges never meet and the stamps stay exact to the tick (both sides of the SFD's
+        # crossing move by the same half period); with --dut-ppm a clock of its own frequency
+        for port, sender in zip(ports, (self.crg.cd_dut_ba, self.crg.cd_dut_ab)):
             port["rx_clk"] = Signal()
             port["rx_rst"] = Signal()
-            self.comb += [port["rx_clk"].eq(~self.crg.cd_tester.clk), port["rx_rst"].eq(self.crg.cd_tester.rst)]
+            self.comb += [port["rx_clk"].eq(~sender.clk), port["rx_rst"].eq(sender.rst)]
         directions, intervals = build_shape(variant_of(variant, etherbone))
         add_tester(self, ports, target="generic", build_extra="twin", model_sources=MODEL_SOURCES,
                    directions=directions, intervals=intervals, reflect_log2=TWIN_REFLECT_LOG2,
                    etherbone=TWIN_ETHERBONE if etherbone else None)
-        add_switch_model(self, ports[0], ports[1], taps=[platform.request("tap", n) for n in (0, 1)])
+        add_switch_model(self, ports[0], ports[1], self.crg.own_clocks,
+                         taps=[platform.request("tap", n) for n in (0, 1)])
 
 
-def sim_config(port: int, linux: str | None = None) -> SimConfig:
+def dut_clock_args(dut_ppm: tuple[float, float]) -> dict:
+    """fpgatest_dutclk's arguments: each path's clock at the tester's frequency * (1 + ppm 1e-6), its
+    half period in whole femtoseconds (0.25 ppm steps: realised_ppm), the two phases apart from the tester's edges
+    and each other's at the start (they drift through every phase: 8 ns in 80 us at 100 ppm)."""
+    half = [round(5e14 / (TESTER_CLK_FREQ * (1 + ppm * 1e-6))) for ppm in dut_ppm]
+    return {"ab_half_fs": half[0], "ab_phase_fs": 1_000_000, "ba_half_fs": half[1], "ba_phase_fs": 3_000_000}
+
+
+def realised_ppm(dut_ppm: tuple[float, float]) -> tuple[float, float]:
+    """The frequency offsets the simulator runs for dut_ppm (its half periods are whole femtoseconds)."""
+    args = dut_clock_args(dut_ppm)
+    return tuple(5e14 / (TESTER_CLK_FREQ * args[f"{p}_half_fs"]) * 1e6 - 1e6 for p in ("ab", "ba"))
+
+
+def refuse_dut_ppm(dut_ppm, linux: str | None) -> None:
+    """RuntimeError for device clocks the model cannot run."""
+    if dut_ppm is None:
+        return
+    if linux:
+        raise RuntimeError("--dut-ppm: with the kernel as the device under test the ports receive from the TAPs "
+                           "in the tester clock; there is no device clock to set")
+    if len(dut_ppm) != 2 or not all(math.isfinite(p) and abs(p) <= DUT_PPM_MAX for p in dut_ppm):
+        raise RuntimeError(f"--dut-ppm {','.join(map(str, dut_ppm))}: two offsets (ab,ba) within "
+                           f"+-{DUT_PPM_MAX} ppm are what the model's MAC FIFOs carry")
+
+
+def sim_config(port: int, linux: str | None = None, dut_ppm: tuple[float, float] | None = None) -> SimConfig:
     config = SimConfig()
     config.add_clocker("sys_clk", freq_hz=int(SYS_CLK_FREQ))
     config.add_clocker("tester_clk", freq_hz=int(TESTER_CLK_FREQ))
+    if dut_ppm is not None:
+        config.add_module(DUTCLK_MODULE, [("dutclk", 0)], clocks=[], tickfirst=True, args=dut_clock_args(dut_ppm))
     config.add_module(SERIAL_MODULE, "serial", args={"port": port})
     if linux:
         for n, name in enumerate(tap_names(port)):
@@ -261,10 +312,11 @@ def build(build_dir: Path = BUILD_DIR, flow: str = "twin", variant: str = "board
     # in the build directory keeps the source tree clean)
     mods = build_dir / "extra_mods"
     shutil.rmtree(mods, ignore_errors=True)
-    for module in (SERIAL_MODULE, TAP_MODULE):
+    extra = [SERIAL_MODULE, TAP_MODULE, DUTCLK_MODULE]
+    for module in extra:
         shutil.copytree(MODULES / module, mods / module)
     builder.build(sim_config=sim_config(DEFAULT_PORT), run=False, opt_level="O3",
-                  interactive=False, extra_mods=[SERIAL_MODULE, TAP_MODULE], extra_mods_path=str(mods))
+                  interactive=False, extra_mods=extra, extra_mods_path=str(mods))
     gateware = build_dir / "gateware"
     if flow == "litex":     # LiteX compiles only when it also runs; compile here so --run starts at once
         _step(["bash", "build_sim.sh"], gateware)
@@ -287,14 +339,15 @@ def _step(cmd: list[str], cwd: Path) -> None:
         raise RuntimeError(f"twin: {' '.join(cmd[:3])} ... failed (exit {result.returncode})")
 
 
-def command(port: int, build_dir: Path = BUILD_DIR, linux: str | None = None) -> tuple[list[str], Path]:
+def command(port: int, build_dir: Path = BUILD_DIR, linux: str | None = None,
+            dut_ppm: tuple[float, float] | None = None) -> tuple[list[str], Path]:
     """The command that runs the twin serving UARTBone on 127.0.0.1:port, and its working directory."""
     build_dir = Path(build_dir).resolve()     # the command runs in the run directory
     gateware = build_dir / "gateware"
     run_dir = build_dir / f"run-{port}"
     run_dir.mkdir(parents=True, exist_ok=True)
     # the model reads sim_config.js from its working directory: one directory per TCP port
-    (run_dir / "sim_config.js").write_text(sim_config(port, linux).get_json())
+    (run_dir / "sim_config.js").write_text(sim_config(port, linux, dut_ppm).get_json())
     for module in (gateware / "modules").glob("*.so"):
         target = run_dir / "modules" / module.name
         target.parent.mkdir(exist_ok=True)
@@ -381,20 +434,22 @@ def free_port() -> int:
 
 @contextlib.contextmanager
 def running(port: int | None = None, build_dir: Path | None = None, log=None, linux: str | None = None,
-            variant: str = "board", etherbone: bool = False):
+            variant: str = "board", etherbone: bool = False, dut_ppm: tuple[float, float] | None = None):
     """Build if needed, start the twin on a TCP port, yield (url, csr.json path), stop it.
     variant: "board" (the 5A-75B's build with --intervals, in build/twin) or "full" (build/twin-full).
     linux: "router" or "bridge", the ports joined through the kernel (kernel_plan) instead of the
     switch model. etherbone: the build with Etherbone on port 1 (in build/twin-etherbone by default).
-    With either, the twin is the full one (variant_of)."""
+    With either, the twin is the full one (variant_of). dut_ppm: (ab, ba), the device model's two
+    clocks that many ppm off the tester's (None: the model runs on the tester clock)."""
     refuse_linux(linux)
+    refuse_dut_ppm(dut_ppm, linux)
     variant = variant_of(variant, etherbone, linux)
     build_dir = build_dir or default_build_dir(variant, etherbone)
     ensure_built(build_dir, variant, etherbone)
     port = port or free_port()
     if linux:   # a namespace left by a twin that was killed
         subprocess.run(["ip", "netns", "del", netns_name(port)], capture_output=True)
-    cmd, cwd = command(port, build_dir, linux)
+    cmd, cwd = command(port, build_dir, linux, dut_ppm)
     proc = subprocess.Popen(cmd, cwd=cwd, stdin=subprocess.DEVNULL, stdout=log or subprocess.DEVNULL,
                             stderr=subprocess.STDOUT, start_new_session=True)
     try:
@@ -431,7 +486,7 @@ def running(port: int | None = None, build_dir: Path | None = None, log=None, li
 
 
 def serve(port: int | None, build_dir: Path, linux: str | None, for_tool: bool, variant: str = "board",
-          etherbone: bool = False) -> int:
+          etherbone: bool = False, dut_ppm: tuple[float, float] | None = None) -> int:
     """Run the twin until SIGTERM, SIGINT or SIGHUP (or, for_tool, until stdin closes: the fpgatest that
     started it is gone). Announce it on stdout: one JSON line {"url", "csr"} or {"error"} for fpgatest,
     a sentence for a person. The simulator's own output goes to build/twin-run.log."""
@@ -451,6 +506,7 @@ def serve(port: int | None, build_dir: Path, linux: str | None, for_tool: bool, 
     variant = variant_of(variant, etherbone, linux)
     try:
         refuse_linux(linux)     # before anything is built, started or written
+        refuse_dut_ppm(dut_ppm, linux)
         # a signal here ends the launcher and, for fpgatest, its build's processes
         ensure_built(build_dir, variant, etherbone)
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
@@ -458,7 +514,8 @@ def serve(port: int | None, build_dir: Path, linux: str | None, for_tool: bool, 
         if for_tool:
             threading.Thread(target=lambda: (sys.stdin.read(), done.set()), daemon=True).start()
         with open(build_dir.parent / "twin-run.log", "w") as log, \
-                running(port, build_dir, log=log, linux=linux, variant=variant, etherbone=etherbone) as (url, csr):
+                running(port, build_dir, log=log, linux=linux, variant=variant, etherbone=etherbone,
+                        dut_ppm=dut_ppm) as (url, csr):
             say(url=url, csr=str(csr))
             while not done.wait(0.5):
                 pass
@@ -466,6 +523,16 @@ def serve(port: int | None, build_dir: Path, linux: str | None, for_tool: bool, 
         say(error=f"{err}" if for_tool else f"fpgatest twin: {err}")
         return 2
     return 0
+
+
+def _ppm_pair(text: str) -> tuple[float, float]:
+    try:
+        values = tuple(float(v) for v in text.split(","))
+    except ValueError:
+        values = ()
+    if len(values) != 2:
+        raise argparse.ArgumentTypeError(f"{text!r}: two offsets in ppm, AB,BA (e.g. 100,-100)")
+    return values
 
 
 def main() -> int:
@@ -488,16 +555,21 @@ def main() -> int:
     parser.add_argument("--etherbone", action="store_true",
                         help=f"Etherbone on port 1 at {DEFAULT_IP} (with --linux: fpgatest --url udp://{DEFAULT_IP} "
                              "in the namespace); a build of its own, 30 %% slower")
+    parser.add_argument("--dut-ppm", type=_ppm_pair, default=None, metavar="AB,BA",
+                        help="run the switch model's two directions on clocks of their own, AB and BA ppm off the "
+                             f"tester's (within +-{DUT_PPM_MAX}; e.g. 100,-100): each port then receives in a clock "
+                             "of its own frequency, as from a real device (default: the tester clock)")
     args = parser.parse_args()
     variant = variant_of("full" if args.full else "board", args.etherbone, args.linux)
     build_dir = args.build_dir or default_build_dir(variant, args.etherbone)
     if args.build:
         build(build_dir, variant=variant, etherbone=args.etherbone)
     if args.serve:
-        return serve(args.port, build_dir, args.linux, for_tool=True, variant=variant, etherbone=args.etherbone)
+        return serve(args.port, build_dir, args.linux, for_tool=True, variant=variant, etherbone=args.etherbone,
+                     dut_ppm=args.dut_ppm)
     if args.run:
         return serve(args.port or DEFAULT_PORT, build_dir, args.linux, for_tool=False, variant=variant,
-                     etherbone=args.etherbone)
+                     etherbone=args.etherbone, dut_ppm=args.dut_ppm)
     return 0
 
 

@@ -45,9 +45,10 @@ TWIN_DURATION_S, TWIN_INTERVAL_S = 0.02, 0.002
 
 # the twin, started for one command: (the launcher's options) built as the 5A-75B is, or the full twin
 # (both directions on both ports, a reflector in each), its ports through the switch model or through the Linux
-# kernel (a router or a bridge; the full twin)
+# kernel (a router or a bridge; the full twin), or the full twin with the switch model on clocks of its own
+# (path 0->1 100 ppm fast, 1->0 100 ppm slow: each port receives in a clock of its own frequency)
 TWIN_URLS = {"twin": [], "twin:full": ["--full"], "twin:linux": ["--linux", "router"],
-             "twin:linux-bridge": ["--linux", "bridge"]}
+             "twin:linux-bridge": ["--linux", "bridge"], "twin:drift": ["--full", "--dut-ppm", "100,-100"]}
 
 
 class UserError(Exception):

@@ -149,7 +149,7 @@ BAD_INPUT = [
     (["info", "--url", "udp://"], "bad URL"),
     (["info", "--url", "udp://127.0.0.1:0"], "bad URL"),
     (["info", "--url", "litex://:1234"], "bad URL"),
-    (["info", "--url", "twin:freebsd"], "--url twin:freebsd: the twin is twin, twin:full, twin:linux, twin:linux-bridge"),
+    (["info", "--url", "twin:freebsd"], "--url twin:freebsd: the twin is twin, twin:full, twin:linux, twin:linux-bridge, twin:drift"),
     (["info", "--url", "litex://127.0.0.1:70000"], "bad URL 'litex://127.0.0.1:70000'"),
 ]
 

@@ -5,7 +5,8 @@
  * period. LiteX's steps are 2 ns for the board's clocks (sys 50 MHz, tester 125 MHz: half periods of 10
  * and 4 ns), and most of them would change no clock; here a step is taken only where a clocker module
  * toggles its clock (12 per 40 ns for those two clocks, where LiteX takes 20). The clocker modules
- * still drive the clock pads from the time they are given, so the levels are LiteX's own.
+ * still drive the clock pads from the time they are given, so the levels are LiteX's own. The
+ * simulated device's own clocks (fpgatest_dutclk, when it is loaded) are stepped to the same way.
  */
 
 #include <string.h>
@@ -26,6 +27,7 @@
 #include "veril.h"
 
 #include <json-c/json.h>
+#include "dutclk_edges.h"
 
 #include <event2/listener.h>
 #include <event2/util.h>
@@ -46,20 +48,18 @@ uint64_t sim_time_ps = 0;
 struct session_list_s *sesslist=NULL;
 struct event_base *base=NULL;
 
-/* every clocker's edges: phase + k * half period (picoseconds, as the clocker computes them) */
+/* every clock's edges: LiteX's clockers (phase + k * half period, whole picoseconds, as the clocker
+ * computes them) and fpgatest_dutclk's (femtoseconds: sim/twin/modules/fpgatest_dutclk), all as
+ * edge k at floor((phase_fs + k * half_fs) / 1000) ps */
 #define MAX_CLOCKS 16
-struct clock_s {
-  uint64_t half_ps;
-  uint64_t phase_ps;
-};
-static struct clock_s clocks[MAX_CLOCKS];
+static struct dutclk_s clocks[MAX_CLOCKS];
 static int nclocks = 0;
 
 static int add_clock(const char *args)
 {
   json_object *obj = json_tokener_parse(args);
   json_object *freq = NULL, *phase = NULL;
-  uint64_t period_ps;
+  uint64_t period_ps, half_ps;
   int ret = RC_ERROR;
   if(!obj || !json_object_object_get_ex(obj, "freq_hz", &freq) || !json_object_object_get_ex(obj, "phase_deg", &phase)
      || json_object_get_int64(freq) <= 0)
@@ -73,13 +73,26 @@ static int add_clock(const char *args)
     eprintf("clocker %s: more than %d clocks, or not an even number of picoseconds per period\n", args, MAX_CLOCKS);
     goto out;
   }
-  clocks[nclocks].half_ps = period_ps / 2;
-  clocks[nclocks].phase_ps = period_ps * json_object_get_int64(phase) / 360 % clocks[nclocks].half_ps;
+  half_ps = period_ps / 2;
+  clocks[nclocks].half_fs = half_ps * 1000;
+  clocks[nclocks].phase_fs = period_ps * json_object_get_int64(phase) / 360 % half_ps * 1000;
   nclocks++;
   ret = RC_OK;
 out:
   json_object_put(obj);
   return ret;
+}
+
+/* fpgatest_dutclk's two clocks */
+static int add_dut_clocks(const char *args)
+{
+  if(nclocks + 2 > MAX_CLOCKS || dutclk_parse(args, &clocks[nclocks]) != 0)
+  {
+    eprintf("fpgatest_dutclk: more than %d clocks, or bad args: %s\n", MAX_CLOCKS, args);
+    return RC_ERROR;
+  }
+  nclocks += 2;
+  return RC_OK;
 }
 
 /* the first time after now at which a clock toggles */
@@ -89,8 +102,7 @@ static uint64_t next_edge_ps(uint64_t now)
   int i;
   for(i = 0; i < nclocks; i++)
   {
-    uint64_t h = clocks[i].half_ps, p = clocks[i].phase_ps;
-    uint64_t edge = now < p ? p : p + ((now - p) / h + 1) * h;
+    uint64_t edge = dutclk_next(&clocks[i], now);
     if(edge < next)
       next = edge;
   }
@@ -166,6 +178,10 @@ static int litex_sim_initialize_all(void **sim, void *base)
     memset(slist, 0, sizeof(struct session_list_s));
 
     if(!strcmp(mli->name, "clocker") && RC_OK != (ret = add_clock(mli->args)))
+    {
+      goto out;
+    }
+    if(!strcmp(mli->name, "fpgatest_dutclk") && RC_OK != (ret = add_dut_clocks(mli->args)))
     {
       goto out;
     }
