@@ -52,7 +52,7 @@ class BaseSoC(ColorlightSoC):
     REVISION = "8.0"
     BUILD_DIR = BUILD_DIR
     FULL_DUPLEX = False   # the LFE5U-25F holds one direction (docs/board.md)
-    INTERVALS = False     # the interval recorder routes slowly on the LFE5U-25F (docs/board.md)
+    INTERVALS = True      # the interval recorder: hardware-timed samples (docs/board.md)
 
     @classmethod
     def make_platform(cls, gateware_dir: Path, revision: str):
@@ -63,6 +63,6 @@ if __name__ == "__main__":
     sys.exit(board_main(
         __doc__, BaseSoC, "colorlight_5a_75b", ["8.0", "7.0", "6.1"], ["-b", "colorlight"],
         full_duplex_help="generator and receiver on both ports (does not fit the LFE5U-25F)",
-        intervals_help="the interval recorder (hardware-timed samples; on the LFE5U-25F it routes in 1.3-1.6 "
-                       "times the router iterations and did not converge on seed 3, see docs/board.md)",
+        intervals_help="the interval recorder (hardware-timed samples; --no-intervals leaves it out and the host "
+                       "times the intervals, see docs/board.md)",
         default_cable="ft232RL"))

@@ -56,14 +56,14 @@ def test_generated_board_clocks_and_pins(board, revision, tmp_path):
     ident = bytes(int(b, 16) for b in (gateware / f"{board}_mem.init").read_text().split())
     assert ident.rstrip(b"\0") == f"fpgatest {board}".encode()
     # what the build holds, as the host reads it from the register map: the 5A-75B one direction per
-    # port (the LFE5U-25F), the i9 both directions on both ports; neither has the interval recorder
+    # port (the LFE5U-25F) and the interval recorder, the i9 both directions on both ports without it
     target = importlib.import_module(f"boards.{board}")
     constants = json.loads((gateware.parent / "csr.json").read_text())["constants"]
     both = board == "colorlight_i9"
     assert target.BaseSoC.FULL_DUPLEX == both
     assert [(constants[f"fpgatest_port{p}_tx"], constants[f"fpgatest_port{p}_rx"]) for p in (0, 1)] == \
         ([(1, 1), (1, 1)] if both else [(1, 0), (0, 1)])
-    assert "fpgatest_interval_depth" not in constants and not target.BaseSoC.INTERVALS
+    assert ("fpgatest_interval_depth" in constants) == target.BaseSoC.INTERVALS == (not both)
     assert constants["fpgatest_build_id"] == target.BaseSoC.build_id(revision)
     # the build id reaches the netlist as fpgatest_const's parameter alone (flip-flop settings, not
     # logic), so a source change that leaves the board's logic alone leaves its placement and timing

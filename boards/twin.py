@@ -9,8 +9,8 @@
 
 The twin has the Colorlight 5A-75B's port directions (port 0 generating, port 1 receiving, no
 reflector), so a command does on the twin what it does on that board, and the interval recorder, as
-that board's --intervals build has it (its default build leaves the recorder out for routing's sake;
-the host then times the intervals itself, and every command runs the same). --full builds both
+that board's default build has it (a board build with --no-intervals leaves it out; the host then
+times the intervals itself, and every command runs the same). --full builds both
 directions on both ports and a reflector in each (fpgatest --url twin:full): what a larger board
 holds, for the methods that need a port that sends and receives.
 
@@ -64,8 +64,8 @@ TWIN_REFLECT_LOG2 = 15
 # TAP (--linux), the host's bus on the wire the port tests, as on a board built with --etherbone. A
 # build of its own: LiteEth's core costs the twin 30 % of its speed (0.74 -> 0.52 M cycles/s idle)
 TWIN_ETHERBONE = {"port": 1, "ip": DEFAULT_IP, "mac": DEFAULT_MAC}
-# the twin's builds: "board" (the default) is the 5A-75B's build with the interval recorder (--intervals:
-# its port directions, no reflector); "full" both directions on both ports, a reflector in each and the
+# the twin's builds: "board" (the default) is the 5A-75B's default build (its port directions, no
+# reflector, the interval recorder); "full" both directions on both ports, a reflector in each and the
 # recorder (and, with Etherbone, only that one is built)
 VARIANTS = ("board", "full")
 BUILD_DIR = ROOT / "build" / "twin"
@@ -156,9 +156,11 @@ def variant_of(variant: str, etherbone: bool = False, linux: str | None = None) 
 
 
 def build_shape(variant: str) -> tuple[list[tuple[bool, bool]], bool]:
-    """(port directions, interval recorder) of a variant: the board's directions, or both on both ports;
-    the recorder in either (the sweep's samples exactly as long as asked, on the twin)."""
-    return port_directions(Board.FULL_DUPLEX if variant == "board" else True), True
+    """(port directions, interval recorder) of a variant: the board's default build, or both directions on
+    both ports with the recorder (the sweep's samples exactly as long as asked)."""
+    if variant == "board":
+        return port_directions(Board.FULL_DUPLEX), Board.INTERVALS
+    return port_directions(True), True
 
 
 class TwinSoC(FPGATestSoC):
@@ -301,7 +303,7 @@ def build(build_dir: Path = BUILD_DIR, flow: str = "twin", variant: str = "board
     flow "twin": the twin's own simulator build (sim/twin/core/Makefile: LiteX's simulator core, no
     tracing, Verilator's fast X handling, the model compiled for this machine's CPU).
     flow "litex": LiteX's own build_sim.sh, as LiteX builds any simulation (make bench's reference).
-    variant: "board" (the 5A-75B's build with --intervals) or "full" (both directions, every engine).
+    variant: "board" (the 5A-75B's default build) or "full" (both directions, every engine).
     etherbone: Etherbone on port 1 (TWIN_ETHERBONE), a full twin."""
     assert flow in FLOWS, flow
     variant = variant_of(variant, etherbone)
@@ -436,7 +438,7 @@ def free_port() -> int:
 def running(port: int | None = None, build_dir: Path | None = None, log=None, linux: str | None = None,
             variant: str = "board", etherbone: bool = False, dut_ppm: tuple[float, float] | None = None):
     """Build if needed, start the twin on a TCP port, yield (url, csr.json path), stop it.
-    variant: "board" (the 5A-75B's build with --intervals, in build/twin) or "full" (build/twin-full).
+    variant: "board" (the 5A-75B's default build, in build/twin) or "full" (build/twin-full).
     linux: "router" or "bridge", the ports joined through the kernel (kernel_plan) instead of the
     switch model. etherbone: the build with Etherbone on port 1 (in build/twin-etherbone by default).
     With either, the twin is the full one (variant_of). dut_ppm: (ab, ba), the device model's two

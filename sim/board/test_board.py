@@ -332,26 +332,30 @@ async def run_test_board(dut):
                   min(offsets) / 1000, max(offsets) / 1000, len(offsets), sum(offsets) / len(offsets) / 1000)
     assert spread < TICK_PS, spread
 
-    # a sweep step as fpgatest runs it on this build (intervals timed by the host, no recorder):
-    # every interval's frames and latencies from one edge, nothing lost
+    # a sweep step as fpgatest runs it on this build (intervals timed by the interval recorder where the
+    # build has it, the default, else by the host): every interval's frames and latencies from one
+    # edge, nothing lost, and a recorder's intervals exactly as long as asked
     def sweep_step(t):
         from fpgatest.measure import SweepPlan, measure_size
         from fpgatest.tester import Stream
 
         plan = SweepPlan("ipv4", [size], 12, None, 0.004, 0.001, drain_s=0.00005)
-        return measure_size(t, plan, Stream(proto="ipv4", size=size), None)
+        return t.has_intervals(), measure_size(t, plan, Stream(proto="ipv4", size=size), None)
 
-    record, rows = await board.host(sweep_step)
+    recorder, (record, rows) = await board.host(sweep_step)
+    assert recorder == (os.environ.get("BOARD_RECORDER") == "1"), recorder
     assert record["frames"]["lost"] == 0 and record["frames"]["tx"] == record["frames"]["rx"] > 0, record["frames"]
     assert rows and all(r["rx_frames"] == r["lat_count"] > 0 for r in rows), rows
-    dut._log.info("sweep step (host-timed intervals): %d frames, intervals %s us", record["frames"]["tx"],
-                  [round(r["duration_s"] * 1e6, 3) for r in rows])
+    if recorder:
+        assert all(abs(r["duration_s"] - 0.001) < 1e-12 for r in rows), rows   # 125,000 ticks each
+    dut._log.info("sweep step (%s intervals): %d frames, intervals %s us", "gateware-timed" if recorder else "host-timed",
+                  record["frames"]["tx"], [round(r["duration_s"] * 1e6, 3) for r in rows])
     board.close()
 
 
 @cocotb.test()
 async def run_test_intervals(dut):
-    """The interval recorder across the board's unrelated clocks (a build with --intervals): edges in
+    """The interval recorder across the board's unrelated clocks (the default build): edges in
     the tester clock, records copied in sys (50 MHz), read over the UART."""
     board = Board(dut, Path(os.environ["BOARD_GATEWARE"]))
     await board.start()
@@ -491,9 +495,10 @@ async def run_test_tx_frames(dut):
 # pytest
 # ---------------------------------------------------------------------------------------------
 
-def _gateware(monkeypatch, name: str, tx_on_rx_clock: bool = False, intervals: bool = False,
+def _gateware(monkeypatch, name: str, tx_on_rx_clock: bool = False, intervals: bool | None = None,
               etherbone: str | None = None) -> Path:
-    """Generate the board's Verilog (no synthesis) with the simulation's UART rate."""
+    """Generate the board's Verilog (no synthesis) with the simulation's UART rate (intervals: None, the
+    target's default build: with the interval recorder)."""
     from litex.soc.cores.uart import RS232PHY
     from litex.soc.integration.builder import Builder
     from liteeth.phy.ecp5rgmii import LiteEthPHYRGMII
@@ -530,13 +535,20 @@ def _run(gateware: Path, testcase: str, extra_env: dict | None = None) -> None:
 
 
 def test_board(monkeypatch):
-    """The default board build: MDIO link state, intact frames on port 0, exact counts on port 1."""
-    _run(_gateware(monkeypatch, "board"), "run_test_board")
+    """The default board build: MDIO link state, intact frames on port 0, exact counts on port 1, a sweep
+    step in the interval recorder's intervals."""
+    _run(_gateware(monkeypatch, "board"), "run_test_board", {"BOARD_RECORDER": "1"})
 
 
 def test_board_interval_recorder(monkeypatch):
-    """The interval recorder as a board build with --intervals has it, across unrelated clocks."""
-    _run(_gateware(monkeypatch, "board_intervals", intervals=True), "run_test_intervals")
+    """The default board build's interval recorder across unrelated clocks."""
+    _run(_gateware(monkeypatch, "board_intervals"), "run_test_intervals")
+
+
+def test_board_without_recorder(monkeypatch):
+    """A board build with --no-intervals (the host times the intervals): the same frames and counts, and
+    a sweep step whose intervals the host timed, each still one snapshot-and-clear at one edge."""
+    _run(_gateware(monkeypatch, "board_no_intervals", intervals=False), "run_test_board", {"BOARD_RECORDER": "0"})
 
 
 def test_board_etherbone(monkeypatch):

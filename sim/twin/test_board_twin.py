@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""The default twin is the 5A-75B's build with the interval recorder (`--intervals`): the same port
+"""The default twin is the 5A-75B's default build (with the interval recorder): the same port
 directions, engines and register contract, so a command does on the twin what it does on that board,
 and what the board cannot do is refused in one line there too."""
 
@@ -26,11 +26,11 @@ TWIN_ONLY = ("dut_", "capture_", "tap_on")
 RECORDER = ("tester_interval_", "fpgatest_interval_")       # the interval recorder's registers and constants
 
 
-def _board_map(tmp_path, intervals: bool) -> dict:
-    """The csr.json of the board's build with or without the interval recorder, generated without the
-    tools (a few seconds)."""
+def _board_map(tmp_path, intervals: bool | None = None) -> dict:
+    """The csr.json of the board's default build (intervals None) or of one with or without the interval
+    recorder, generated without the tools (a few seconds)."""
     target = importlib.import_module(f"boards.{BOARD}")
-    tmp_path = tmp_path / ("intervals" if intervals else "default")
+    tmp_path = tmp_path / {None: "default", True: "intervals", False: "no-intervals"}[intervals]
     with contextlib.redirect_stdout(io.StringIO()):
         soc = target.BaseSoC(revision=target.BaseSoC.REVISION, build_dir=tmp_path, intervals=intervals)
         Builder(soc, output_dir=str(tmp_path), compile_software=False, compile_gateware=False,
@@ -39,12 +39,14 @@ def _board_map(tmp_path, intervals: bool) -> dict:
 
 
 def test_the_default_twin_has_the_boards_register_contract(board_twin_link, tmp_path):
-    """Every register of the board's build (with the recorder) is in the default twin with its size and
-    access, and every tester constant (port directions, reflectors, interval recorder, limits, counters)
-    has the board's value; what only one has is the PHYs on the board and the switch model in the twin.
-    The board's default build is the same but for the recorder's registers and constants."""
+    """Every register of the board's default build (with the recorder) is in the default twin with its size
+    and access, and every tester constant (port directions, reflectors, interval recorder, limits,
+    counters) has the board's value; what only one has is the PHYs on the board and the switch model in
+    the twin. The board's build with --no-intervals is the same but for the recorder's registers and
+    constants."""
     _, csr = board_twin_link
-    board, twin = _board_map(tmp_path, intervals=True), json.loads(csr.read_text())
+    board, twin = _board_map(tmp_path), json.loads(csr.read_text())
+    assert board == _board_map(tmp_path, intervals=True)          # the default is the build with the recorder
 
     def registers(m, other_side):
         return {name: (r["size"], r["type"]) for name, r in m["csr_registers"].items()
@@ -63,12 +65,12 @@ def test_the_default_twin_has_the_boards_register_contract(board_twin_link, tmp_
     assert [(c[f"fpgatest_port{p}_tx"], c[f"fpgatest_port{p}_rx"], c[f"fpgatest_port{p}_reflect_bytes"])
             for p in (0, 1)] == [(1, 0, 0), (0, 1, 0)]
     assert "fpgatest_interval_depth" in c and "tester_interval_period" in twin["csr_registers"]
-    # the board's default build: the same, less the recorder
-    default = _board_map(tmp_path, intervals=False)
-    assert set(default["csr_registers"]) < set(board["csr_registers"])
-    assert all(name.startswith(RECORDER) for name in set(board["csr_registers"]) - set(default["csr_registers"]))
+    # the board's build with --no-intervals: the same, less the recorder
+    without = _board_map(tmp_path, intervals=False)
+    assert set(without["csr_registers"]) < set(board["csr_registers"])
+    assert all(name.startswith(RECORDER) for name in set(board["csr_registers"]) - set(without["csr_registers"]))
     with_recorder = tester_constants(board, BOARD_ONLY)
-    assert tester_constants(default, BOARD_ONLY) == {name: value for name, value in with_recorder.items()
+    assert tester_constants(without, BOARD_ONLY) == {name: value for name, value in with_recorder.items()
                                                      if not name.startswith(RECORDER)}
 
 
