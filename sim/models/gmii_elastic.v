@@ -16,23 +16,26 @@
  *   - the reader starts a frame START clocks after its first byte is visible (gray pointers, two
  *     flip-flops: 2-3 out_clk after it was written), and then reads a byte every clock. The writer
  *     keeps writing one a clock meanwhile, so the FIFO holds >= START bytes when the reading starts;
- *     a clock |ppm| off drains that by L * |ppm| 1e-6 over an L-byte frame: START = 8 leaves 2x
- *     margin for 16383-byte frames at +-250 ppm (a byte more than the FIFO holds, or one short, is
- *     an error of the model: $error, never a silent change of a frame);
- *   - after a frame one idle clock, then the next: a reader START + 1 clocks slower per frame than the
- *     wire's 12-byte gap allows still keeps up (9 <= 12, for any ppm within a few percent).
+ *     a reader |ppm| faster drains that by (L + 8) * |ppm| 1e-6 over an L-byte frame, so it never runs
+ *     dry while START > (L + 8) * ppm 1e-6: 3.3 bytes for 16383-byte frames at 200 ppm, 4.1 at 250
+ *     (a byte more than the FIFO holds, or one short, is an error of the model: $error, never a silent
+ *     change of a frame);
+ *   - between two frames the reader idles START + 2 clocks (a gap clock, one to see the next frame,
+ *     START waiting) where the wire has 12, so at line rate a reader |ppm| slower keeps up while
+ *     (L + 8 + START + 2)(1 + ppm 1e-6) <= L + 20: with START = 6 up to 244 ppm for 16383-byte
+ *     frames back to back, more for shorter ones (the twin allows +-200 ppm).
  *
  * The delay from in to out is therefore START + 6 to START + 7 out_clk (from the in_clk edge a byte is
  * first on in_d: 2 in_clk to the memory, 2-3 out_clk through the synchronizer, one to notice, START
  * waiting, one to the output register), plus, with a slower out_clk, what the reader still had of the
- * frames before: up to L * |ppm| 1e-6 bytes after an L-byte frame, worked off at 2 clocks a frame
- * when the frames that follow are short (sim/models/test_gmii_elastic.py).
+ * frames before: up to (L + 8) * |ppm| 1e-6 bytes after an L-byte frame, worked off at 12 - START - 2
+ * clocks a frame when the frames that follow are shorter (sim/models/test_gmii_elastic.py).
  * bypass = 1 (static): out = in, no delay, when the device runs on the sender's clock itself (the
  * twin's default); the FIFO is then unused.
  * Simulation model: not meant for synthesis.
  */
 module gmii_elastic #(
-    parameter START      = 8,
+    parameter START      = 6,
     parameter DEPTH_LOG2 = 5
 ) (
     input  wire       bypass,

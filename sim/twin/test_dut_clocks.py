@@ -19,8 +19,8 @@ from fpgatest.tester import TICK_NS, Stream, Tester
 
 from test_intervals import FRAME_TICKS, SIZE, record_run
 
-START = 8                  # sim/models/gmii_elastic.v: its delay is START + 6 to START + 7 of its clocks
-PATH_NS = 1000             # the switch paths as the fixture sets them: processing, 8 ns/B, 1000 Mb/s
+START = 6                  # sim/models/gmii_elastic.v: its delay is START + 6 to START + 7 of its clocks
+PATH_NS = 1000             # the switch paths as _switch sets them: processing, 8 ns/B, 1000 Mb/s
 PER_BYTE_NS = 8
 
 
