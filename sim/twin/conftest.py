@@ -7,15 +7,26 @@ from fpgatest.driver import Device
 from fpgatest.tester import Tester
 
 
-@pytest.fixture()
-def tester(twin_link):
-    url, csr = twin_link
+def _known_state(link):
+    """A Tester on the twin at link, from a known state: default switch on both paths (ab2 a wire), no
+    calibration."""
+    url, csr = link
     with Device(url, csr) as dev:
         t = Tester(dev)
-        # a known state: default switch on both paths, no calibration, counters clear
         for path in t.dut_paths():
             t.dut_set(path, enable=path != "ab2", latency_ns=1000, per_byte_ns=8, rate_mbps=1000,
                       buffer_bytes=128 * 1024, max_frame=9216, cable_in_ns=0, cable_out_ns=0, cut_through=False,
                       dither=False, cross_mbps=0)
         t.set_calibration(0, [0, 0])
         yield t
+
+
+@pytest.fixture()
+def tester(twin_link):
+    yield from _known_state(twin_link)
+
+
+@pytest.fixture()
+def drift_tester(drift_twin_link):
+    """The same on the full twin whose switch model runs on clocks of its own (boards.twin.DRIFT_PPM)."""
+    yield from _known_state(drift_twin_link)

@@ -14,22 +14,13 @@ import pytest
 from boards import twin
 from boards.twin import DRIFT_PPM
 from fpgatest.cli import main
-from fpgatest.driver import Device
 from fpgatest.tester import TICK_NS, Stream, Tester
 
 from test_intervals import FRAME_TICKS, SIZE, record_run
 
 START = 6                  # sim/models/gmii_elastic.v: its delay is START + 6 to START + 7 of its clocks
-PATH_NS = 1000             # the switch paths as _switch sets them: processing, 8 ns/B, 1000 Mb/s
+PATH_NS = 1000             # the switch paths as the fixture sets them: processing, 8 ns/B, 1000 Mb/s
 PER_BYTE_NS = 8
-
-
-def _switch(t: Tester) -> None:
-    for path in t.dut_paths():
-        t.dut_set(path, enable=path != "ab2", latency_ns=PATH_NS, per_byte_ns=PER_BYTE_NS, rate_mbps=1000,
-                  buffer_bytes=128 * 1024, max_frame=9216, cable_in_ns=0, cable_out_ns=0, cut_through=False,
-                  dither=False, cross_mbps=0)
-    t.set_calibration(0, [0, 0])
 
 
 # (sender, receiver, the model's clock the frames leave in, MAC FIFOs on the way: port 0 -> ab; port 1
@@ -38,7 +29,7 @@ DIRECTIONS = [(0, 1, 0, 1), (1, 0, 1, 2)]
 
 
 @pytest.mark.parametrize("size,count", [(64, 3000), (1518, 3000), (9000, 300)])
-def test_line_rate_through_a_device_on_clocks_of_its_own(drift_twin_link, size, count):
+def test_line_rate_through_a_device_on_clocks_of_its_own(drift_tester, size, count):
     """Minimum IFG both ways. Every frame counted once, none lost or damaged. The path's delays are in
     its own clock's ticks (shorter when it is fast), and the MAC FIFOs add theirs: START + 6 to
     START + 7 clocks each from the edge a byte is driven on (sim/models/test_gmii_elastic.py), START + 5
@@ -47,47 +38,40 @@ def test_line_rate_through_a_device_on_clocks_of_its_own(drift_twin_link, size, 
     clock (ab) nothing queues: every latency within one tick of another. The slow one (ba) carries
     1 - 100 ppm of line rate, so its queue grows by the difference: the last frame's latency exceeds
     the first's by (count - 1) * (L + 20) bytes * 8 ns * (1 / (1 + ppm) - 1), to the two stamps' tick."""
-    url, csr = drift_twin_link
+    t = drift_tester
     realised = twin.realised_ppm(DRIFT_PPM)
-    with Device(url, csr) as dev:
-        t = Tester(dev)
-        _switch(t)
-        for tx, rx, clock, fifos in DIRECTIONS:
-            t.clear()
-            t.configure(tx, Stream(proto="ipv4", size=size, count=count))
-            t.start(tx)
-            t.wait_idle(tx)
-            t.wait_ticks(20_000)            # the slow path's queue drains (its growth is < 4 us)
-            t.flush(rx)
-            s = t.snapshot()
-            sent, got = s["ports"][tx], s["ports"][rx]
-            where = (tx, rx, size)
-            assert sent["tx_frames"] == got["rx_frames"] == got["test_frames"] == got["seq_received"] == count, where
-            assert got["seq_lost"] == got["seq_late"] == got["fcs_errors"] == got["foreign"] == 0, (where, got)
-            lat = Tester.latency_summary(got)
-            # the path's delays count the device's clock ticks: 72 us for a 9000-byte frame is 7.2 ns
-            # less at +100 ppm
-            ppm = realised[clock]
-            nominal = (PATH_NS + PER_BYTE_NS * size) / (1 + ppm * 1e-6)
-            fifo_ticks = ((START + 5) * fifos - 1, (START + 7) * fifos + 1)
-            assert fifo_ticks[0] * TICK_NS <= lat["min"] - nominal <= fifo_ticks[1] * TICK_NS, (where, lat)
-            if ppm > 0:
-                assert lat["max"] - lat["min"] <= TICK_NS, (where, lat)
-            else:
-                growth = (count - 1) * (size + 20) * TICK_NS * (1 / (1 + ppm * 1e-6) - 1)
-                assert abs(lat["max"] - lat["min"] - growth) <= 2 * TICK_NS, (where, lat, growth)
+    for tx, rx, clock, fifos in DIRECTIONS:
+        t.clear()
+        t.configure(tx, Stream(proto="ipv4", size=size, count=count))
+        t.start(tx)
+        t.wait_idle(tx)
+        t.wait_ticks(20_000)            # the slow path's queue drains (its growth is < 4 us)
+        t.flush(rx)
+        s = t.snapshot()
+        sent, got = s["ports"][tx], s["ports"][rx]
+        where = (tx, rx, size)
+        assert sent["tx_frames"] == got["rx_frames"] == got["test_frames"] == got["seq_received"] == count, where
+        assert got["seq_lost"] == got["seq_late"] == got["fcs_errors"] == got["foreign"] == 0, (where, got)
+        lat = Tester.latency_summary(got)
+        # the path's delays count the device's clock ticks: 72 us for a 9000-byte frame is 7.2 ns
+        # less at +100 ppm
+        ppm = realised[clock]
+        nominal = (PATH_NS + PER_BYTE_NS * size) / (1 + ppm * 1e-6)
+        fifo_ticks = ((START + 5) * fifos - 1, (START + 7) * fifos + 1)
+        assert fifo_ticks[0] * TICK_NS <= lat["min"] - nominal <= fifo_ticks[1] * TICK_NS, (where, lat)
+        if ppm > 0:
+            assert lat["max"] - lat["min"] <= TICK_NS, (where, lat)
+        else:
+            growth = (count - 1) * (size + 20) * TICK_NS * (1 / (1 + ppm * 1e-6) - 1)
+            assert abs(lat["max"] - lat["min"] - growth) <= 2 * TICK_NS, (where, lat, growth)
 
 
-def test_every_count_of_an_interval_from_one_edge_while_the_rx_clock_drifts(drift_twin_link):
+def test_every_count_of_an_interval_from_one_edge_while_the_rx_clock_drifts(drift_tester):
     """The interval recorder against port 1's RX clock 100 ppm fast: edges exactly the period apart
     (the tester clock's), and in every record the frames received, their latencies and the tracker's
     numbers are the same frames, whatever phase the drifting clock had at the edge."""
-    url, csr = drift_twin_link
-    with Device(url, csr) as dev:
-        t = Tester(dev)
-        _switch(t)
-        period, count = 12_345, 8
-        records, status = record_run(t, period, count)
+    period, count = 12_345, 8
+    records, status = record_run(drift_tester, period, count)
     assert status == {"written": count + 1, "lost": 0, "running": False}
     whole = period // FRAME_TICKS
     for a, b in zip(records, records[1:]):
