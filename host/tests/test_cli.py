@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from common.switch_state import KNOWN_PATH, PER_BYTE_NS
 from fpgatest.cli import main, parse_dut
 from fpgatest.driver import Device
 from fpgatest.measure import SweepPlan, calibrate, histogram_range, sweep
@@ -16,8 +17,7 @@ from fpgatest.output import ResultsDir, markdown_table
 from fpgatest.tester import Tester, lat_ns
 from models.ref_switch import drops, period_bytes
 
-DEFAULT_SWITCH = ["latency_ns=1000", "per_byte_ns=8", "rate_mbps=1000", "buffer_bytes=131072", "max_frame=9216",
-                  "cable_in_ns=0", "cable_out_ns=0", "cut_through=0", "dither=0"]
+DEFAULT_SWITCH = [f"{key}={int(value)}" for key, value in KNOWN_PATH.items()]     # as --dut KEY=VALUE
 
 
 def cli(twin_link, *args, dut=()):
@@ -72,7 +72,7 @@ def test_sweep_fit_recovers_switch(twin_link, tmp_path, latency_ns, per_byte_ns,
         assert abs(fit["bandwidth_gbps"] - 1.0) < 0.002
     for size in s["sizes"]:
         assert size["frames"]["lost"] == 0 and size["frames"]["tx"] == size["frames"]["rx"] > 0
-        assert size["latency_lifo_ns"]["mean"] == pytest.approx(size["latency_ns"]["mean"] - 8 * size["size_bytes"])
+        assert size["latency_lifo_ns"]["mean"] == pytest.approx(size["latency_ns"]["mean"] - PER_BYTE_NS * size["size_bytes"])
         # percentiles over the intervals after the bins were set from the first: every frame of those
         # intervals binned once (the recorder's edges cleared the bins until then), in order, in [min, max]
         h, pct = size["histogram"], size["percentiles"]

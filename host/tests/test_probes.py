@@ -7,6 +7,7 @@ import math
 
 import pytest
 
+from common.switch_state import KNOWN_PATH, PER_BYTE_NS, store_and_forward_ns
 from fpgatest.cli import main
 from fpgatest.driver import Device
 from fpgatest.probes import per_hop, tcp_throughput
@@ -22,9 +23,7 @@ def set_model(twin_link, hop2: dict | None, **hop1):
     url, csr = twin_link
     with Device(url, csr) as dev:
         t = Tester(dev)
-        t.dut_set("ab", **{"enable": True, "latency_ns": 1000, "per_byte_ns": 8, "rate_mbps": 1000,
-                           "buffer_bytes": 128 * 1024, "cut_through": False, "dither": False, "cable_in_ns": 0,
-                           "cable_out_ns": 0, "cross_mbps": 0, **hop1})
+        t.dut_set("ab", **{**KNOWN_PATH, **hop1})
         t.dut_set("ab2", enable=False, cross_mbps=0)
         if hop2:
             t.dut_set("ab2", **{"enable": True, "latency_ns": 0, "buffer_bytes": 128 * 1024, "cut_through": False,
@@ -65,7 +64,7 @@ def test_owd_recovers_two_hops_and_a_cable_has_no_alpha(twin_link, tmp_path, cap
                "--per-hop", "--pairs", "32", "--out", str(out)) == 0
     res = json.loads((out / "results.json").read_text())
     fit = res["fit"]
-    truth = 8 + per_byte2 * TICK_NS
+    truth = PER_BYTE_NS + per_byte2 * TICK_NS
     assert fit["points"] == 8 and fit["alpha_ns_per_bit"] == pytest.approx(0, abs=1e-9)
     assert abs(fit["per_byte_ns"] - truth) <= 2 * fit["slope_se"] + fit["slope_resolution"]
     assert abs(fit["per_byte_ns"] - truth) < 0.02
@@ -82,7 +81,7 @@ def test_owd_recovers_two_hops_and_a_cable_has_no_alpha(twin_link, tmp_path, cap
     assert len((out / "pairs.csv").read_text().splitlines()) == 1 + 32
     for r in res["sizes"]:
         size = r["size_bytes"]
-        hop1 = math.ceil((1000 + 8 * size) / TICK_NS)
+        hop1 = math.ceil(store_and_forward_ns(size) / TICK_NS)
         hop2 = max(math.ceil(per_byte2 * size), size + 11)
         assert r["received"] == r["probes"] == 5 and r["lost"] == 0
         assert r["owd_min_ns"] == r["owd_max_ns"] == (hop1 + hop2) * TICK_NS, r

@@ -8,6 +8,7 @@ import math
 
 import pytest
 
+from common.switch_state import KNOWN_PATH, store_and_forward_ns
 from fpgatest.cli import main
 from fpgatest.driver import Device
 from fpgatest.rfc2544 import search_burst, search_rate
@@ -70,10 +71,8 @@ def test_rfc2544_all_on_a_bottleneck(twin_link, tmp_path, capsys):
     url, csr = twin_link
     with Device(url, csr) as dev:
         t = Tester(dev)
-        t.dut_set("ab", latency_ns=1000, per_byte_ns=8, rate_mbps=1000, buffer_bytes=131072, max_frame=9216,
-                  cable_in_ns=0, cable_out_ns=0, cut_through=0, dither=0)
-        t.dut_set("ba", latency_ns=1000, per_byte_ns=8, rate_mbps=1000, buffer_bytes=131072, max_frame=9216,
-                  cable_in_ns=0, cable_out_ns=0, cut_through=0, dither=0)
+        t.dut_set("ab", **KNOWN_PATH)
+        t.dut_set("ba", **KNOWN_PATH)
         dropped_before = t.dut_get("ab")["drop_buffer"] + t.dut_get("ba")["drop_buffer"]
     out = tmp_path / "rfc"
     argv = ["rfc2544", "all", "--url", url, "--csr", str(csr), "--calibration", "none", "--sizes", "64,1518",
@@ -129,8 +128,8 @@ def test_rfc2544_all_on_a_bottleneck(twin_link, tmp_path, capsys):
     for r in res["latency"]:
         assert r["trials"] == 3 and r["mode"] == "store-and-forward" and r["rfc1242"] == "lifo"
         assert r["min_ns"] <= r["fifo_ns"] <= r["max_ns"] and r["rfc1242_ns"] == r["lifo_ns"] >= 0
-        # an empty path: store-and-forward latency 1000 ns + 8 ns/B, the first frame of a trial
-        assert r["min_ns"] == 1000.0 + 8.0 * r["size_bytes"]
+        # an empty path: the known path's store-and-forward latency, the first frame of a trial
+        assert r["min_ns"] == store_and_forward_ns(r["size_bytes"])
     for r in res["latency"]:
         # percentiles from the histogram: every frame counted once, in order, inside [min, max]
         h, pct = r["histogram"], r["percentiles"]
@@ -160,8 +159,7 @@ def test_rfc2544_bidirectional(twin_link, tmp_path, capsys, monkeypatch):
     with Device(url, csr) as dev:
         t = Tester(dev)
         for path in ("ab", "ba"):
-            t.dut_set(path, latency_ns=1000, per_byte_ns=8, rate_mbps=1000, buffer_bytes=131072, max_frame=9216,
-                      cable_in_ns=0, cable_out_ns=0, cut_through=0, dither=0)
+            t.dut_set(path, **KNOWN_PATH)
         t.dut_set("ab", **BOTTLENECK)
     calls, together = [], []
     start, wait_idle = Tester.start, Tester.wait_idle

@@ -3,6 +3,7 @@
 
 import pytest
 
+from common.switch_state import KNOWN_PATH
 from fpgatest.driver import Device
 from fpgatest.tester import Tester
 
@@ -14,9 +15,7 @@ def _known_state(link):
     with Device(url, csr) as dev:
         t = Tester(dev)
         for path in t.dut_paths():
-            t.dut_set(path, enable=path != "ab2", latency_ns=1000, per_byte_ns=8, rate_mbps=1000,
-                      buffer_bytes=128 * 1024, max_frame=9216, cable_in_ns=0, cable_out_ns=0, cut_through=False,
-                      dither=False, cross_mbps=0)
+            t.dut_set(path, **{**KNOWN_PATH, "enable": path != "ab2"})
         t.set_calibration(0, [0, 0])
         yield t
 

@@ -14,6 +14,7 @@ import pytest
 
 from litex.soc.integration.builder import Builder
 
+from common.switch_state import KNOWN_PATH, store_and_forward_ns
 from fpgatest.cli import main
 from fpgatest.driver import Device
 from fpgatest.tester import TICK_NS, Stream, Tester
@@ -81,8 +82,7 @@ def test_line_rate_through_the_default_twin(board_twin_link):
     url, csr = board_twin_link
     with Device(url, csr) as dev:
         t = Tester(dev)
-        t.dut_set("ab", enable=True, latency_ns=1000, per_byte_ns=8, rate_mbps=1000, buffer_bytes=128 * 1024,
-                  max_frame=9216, cable_in_ns=0, cable_out_ns=0, cut_through=False, dither=False, cross_mbps=0)
+        t.dut_set("ab", **KNOWN_PATH)
         t.set_calibration(0, [0, 0])
         for size in (64, 1518):
             t.clear()
@@ -96,7 +96,7 @@ def test_line_rate_through_the_default_twin(board_twin_link):
             lat = Tester.latency_summary(rx)
             assert tx["tx_frames"] == rx["test_frames"] == rx["seq_received"] == 3000, (size, tx, rx)
             assert rx["seq_lost"] == rx["seq_late"] == rx["foreign"] == rx["fcs_errors"] == 0, (size, rx)
-            assert lat["min"] == lat["max"] == math.ceil((1000 + 8 * size) / TICK_NS) * TICK_NS, (size, lat)
+            assert lat["min"] == lat["max"] == math.ceil(store_and_forward_ns(size) / TICK_NS) * TICK_NS, (size, lat)
 
 
 def test_sweep_on_the_default_twin(board_twin_link, tmp_path):
@@ -113,7 +113,7 @@ def test_sweep_on_the_default_twin(board_twin_link, tmp_path):
     for record in summary["sizes"]:
         size = record["size_bytes"]
         assert record["frames"]["tx"] == record["frames"]["rx"] > 0 and record["frames"]["lost"] == 0
-        assert record["latency_ns"]["min"] == record["latency_ns"]["max"] == 1000 + 8 * size
+        assert record["latency_ns"]["min"] == record["latency_ns"]["max"] == store_and_forward_ns(size)
 
 
 @pytest.mark.parametrize("argv,message", [

@@ -12,6 +12,7 @@ import math
 import pytest
 
 from boards import twin
+from common.switch_state import PATH_NS, PER_BYTE_NS
 from boards.twin import DRIFT_PPM
 from fpgatest.cli import main
 from fpgatest.tester import TICK_NS, Stream, Tester
@@ -19,8 +20,6 @@ from fpgatest.tester import TICK_NS, Stream, Tester
 from test_intervals import FRAME_TICKS, SIZE, record_run
 
 START = 6                  # sim/models/gmii_elastic.v: its delay is START + 6 to START + 7 of its clocks
-PATH_NS = 1000             # the switch paths as the fixture sets them: processing, 8 ns/B, 1000 Mb/s
-PER_BYTE_NS = 8
 
 
 # (sender, receiver, the model's clock the frames leave in, MAC FIFOs on the way: port 0 -> ab; port 1

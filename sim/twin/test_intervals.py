@@ -5,11 +5,13 @@ after the edge asked for, a full ring counted as lost records, a period below th
 
 import pytest
 
+from common.switch_state import store_and_forward_ns
+
 from fpgatest.tester import Stream
 
 SIZE = 64
 FRAME_TICKS = SIZE + 20              # a 64-byte frame at minimum IFG: 84 bytes of 8 ns on the wire
-SWITCH_LATENCY_NS = 1000 + 8 * SIZE  # the default switch path: processing + store-and-forward
+SWITCH_LATENCY_NS = store_and_forward_ns(SIZE)  # the fixture's switch path: processing + store-and-forward
 
 
 def record_run(t, period: int, count: int, until: int | None = None) -> tuple[list[dict], dict]:

@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from common.switch_state import store_and_forward_ns
 from fpgatest.driver import Device, MapError
 from fpgatest.tester import TICK_NS, SettingError, Stream, Tester
 
@@ -92,7 +93,7 @@ def test_latency_through_default_switch(tester, proto, size):
     tester.dut_set("ab", cable_in_ns=cable_in, cable_out_ns=cable_out)
     s = run(tester, 0, Stream(proto=proto, size=size, count=200))
     rx, tx = s["ports"][1], s["ports"][0]
-    expected_ticks = math.ceil((cable_in + 1000 + 8 * size + cable_out) / TICK_NS)
+    expected_ticks = math.ceil((cable_in + store_and_forward_ns(size) + cable_out) / TICK_NS)
     lat = Tester.latency_summary(rx)
     assert tx["tx_frames"] == 200 and rx["test_frames"] == 200 and rx["seq_received"] == 200
     assert rx["seq_lost"] == 0 and rx["foreign"] == 0 and rx["fcs_errors"] == 0
@@ -106,7 +107,7 @@ def test_calibration_removes_cables(tester):
     tester.set_calibration(0, [24.0, 16.0])  # port 0's cable into the switch, port 1's out of it
     s = run(tester, 0, Stream(proto="ipv4", size=128, count=50))
     lat = Tester.latency_summary(s["ports"][1])
-    assert lat["min"] == lat["max"] == 1000 + 8 * 128
+    assert lat["min"] == lat["max"] == store_and_forward_ns(128)
 
 
 def test_reverse_path_and_cut_through(tester):
@@ -189,7 +190,7 @@ def test_second_hop_adds_its_own_store_and_forward(tester, size):
     each hop's delay rounded up to a tick in turn; the per-byte times add (8 + 26.67 ns/B)."""
     tester.dut_set("ab2", enable=True, latency_ns=0, per_byte_ns=80 / 3, rate_mbps=300)
     s = run(tester, 0, Stream(proto="eth", size=size, count=1))
-    hop1 = math.ceil((1000 + 8 * size) / TICK_NS)
+    hop1 = math.ceil(store_and_forward_ns(size) / TICK_NS)
     per_byte2 = tester.dut_registers("ab2")["dut_ab2_cfg_per_byte"] / 2**16     # ticks per byte, as set
     hop2 = max(math.ceil(per_byte2 * size), size + 11)                           # the model's floor: L + 11
     lat = Tester.latency_summary(s["ports"][1])
