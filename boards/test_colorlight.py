@@ -30,6 +30,15 @@ def test_generated_board_clocks_and_pins(board, revision, tmp_path):
     for port in (0, 1):
         assert re.search(rf"^assign eth{port}_tx_clk = tester_clk;$", verilog, re.M), f"eth{port} TX clock"
         assert not re.search(rf"^assign eth{port}_tx_clk = eth{port}_rx_clk;$", verilog, re.M)
+    # the pads' delays are those of litex-boards' targets for these boards, which carry Ethernet on
+    # hardware (docs/board.md, "RGMII pad delays"): TX clock, control and data leave their ODDRX1F together
+    # (the PHY delays TXC), RX control and data wait 80 DELAYG taps (2 ns nominal) and the RX clock none
+    delays = _pad_delays(verilog)
+    for port in (0, 1):
+        tx = [f"eth_clocks{port}_tx", f"eth{port}_tx_ctl"] + [f"eth{port}_tx_data[{i}]" for i in range(4)]
+        rx = [f"eth{port}_rx_ctl"] + [f"eth{port}_rx_data[{i}]" for i in range(4)]
+        assert {pad: delays.pop(pad, None) for pad in tx + rx} == {**dict.fromkeys(tx, 0), **dict.fromkeys(rx, 80)}
+    assert delays == {}, f"other delayed pads: {delays}"
     # the tester domain's reset (about 350 flip-flops across the die) comes from its synchroniser over
     # a global network (a DCCA), not on general routing, and nothing else drives it
     dcca = re.search(r"^DCCA \w+\((.*?)\);$", verilog, re.M | re.S)
@@ -72,6 +81,20 @@ def test_generated_board_clocks_and_pins(board, revision, tmp_path):
     assert const and re.search(rf"\.VALUE \(\d+'d{build_id}\)", const.group(1)), "build id not in fpgatest_const"
     assert verilog.count(f"'d{build_id}") == 1, "the build id is used as logic too"
     assert [constants[f"fpgatest_port{p}_phy_addr"] for p in (0, 1)] == list(target.PHY_ADDR)
+
+
+def _pad_delays(verilog: str) -> dict:
+    """Every DELAYG of the board top: the pad on its pad side (its output for TX, its input for RX) ->
+    its fixed delay in taps."""
+    delays = {}
+    for params, conns in re.findall(r"^DELAYG #\((.*?)\) \w+ \((.*?)\);$", verilog, re.M | re.S):
+        assert re.search(r'\.DEL_MODE\s+\("SCLK_ALIGNED"\)', params), params
+        taps = int(re.search(r"\.DEL_VALUE\s+\(\d+'d(\d+)\)", params).group(1))
+        a, z = (re.search(rf"\.{pin}\s+\(([^)]*)\)", conns).group(1) for pin in "AZ")
+        pad = a if re.fullmatch(r"eth\d_rx_\w+(\[\d\])?", a) else z
+        assert pad not in delays, pad
+        delays[pad] = taps
+    return delays
 
 
 def _port_instance(verilog: str, index: int) -> str:

@@ -355,6 +355,14 @@ def apply_dut(tester, args) -> None:
         tester.dut_set(path, **settings)
 
 
+def prepare(tester, args, ports) -> None:
+    """What a measurement does once its checks have passed, before it sends: the links of the ports it
+    uses up at 1000/full (unless --ignore-link), then the calibration and the --dut settings written."""
+    check_links(tester, args, ports)
+    load_calibration(tester, args)
+    apply_dut(tester, args)
+
+
 # ---- commands --------------------------------------------------------------------------------------
 
 def cmd_info(args) -> int:
@@ -423,9 +431,7 @@ def cmd_run(args) -> int:
     with open_tester(args) as t:
         check_interval(t, plan)
         check_ports(t, args)
-        check_links(t, args, [args.tx_port, args.rx_port])
-        load_calibration(t, args)
-        apply_dut(t, args)
+        prepare(t, args, [args.tx_port, args.rx_port])
         console.print(f"[bold]{args.proto} {args.size} B[/] port {args.tx_port} -> port {args.rx_port}, "
                       f"{duration} s in {interval} s intervals")
         console.print(f"{'t (s)':>10} {'rx fps':>12} {'line-rate fps':>13} {'min ns':>9} {'mean ns':>9} "
@@ -511,9 +517,7 @@ def cmd_sweep(args) -> int:
     with open_tester(args) as t:
         check_interval(t, plan)
         check_ports(t, args)
-        check_links(t, args, [args.tx_port, args.rx_port])
-        load_calibration(t, args)
-        apply_dut(t, args)
+        prepare(t, args, [args.tx_port, args.rx_port])
         # marked stopped until the sweep writes its own record (a stop before the first size)
         results = ResultsDir(out, {"stopped_at": {"size_bytes": None, "finished_sizes": []}})
         intervals = max(1, round(duration / interval))
@@ -575,9 +579,7 @@ def cmd_rfc2544(args) -> int:
             plan.bidirectional = args.directions == "bidirectional"
         one_way = (f"{args.rx_port}→{args.tx_port} not tested: this build cannot send on port {back[0]} and "
                    f"receive on port {back[1]}" if args.directions == "both" and not both_ways else None)
-        check_links(t, args, [args.tx_port, args.rx_port])
-        load_calibration(t, args)
-        apply_dut(t, args)
+        prepare(t, args, [args.tx_port, args.rx_port])
         meta = {"target": target_text(t, args), "proto": args.proto, "trial_note": note,
                 **({"directions_note": one_way} if one_way else {}),
                 "plan": asdict(plan), "build_id": t.dev.map.build_id, "calibration": t.calibration(),
@@ -653,9 +655,7 @@ def _probe_session(args, out: Path, meta: dict, measure, report, plot, receives:
         check_ports(t, args, receives)
         if check:
             check(t)
-        check_links(t, args, [args.tx_port, args.rx_port])
-        load_calibration(t, args)
-        apply_dut(t, args)
+        prepare(t, args, [args.tx_port, args.rx_port])
         meta.update({"target": target_text(t, args), "build_id": t.dev.map.build_id,
                      "calibration": t.calibration(), "time_unix": time.time()})
         if t.has_dut_model:
