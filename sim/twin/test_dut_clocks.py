@@ -12,8 +12,8 @@ import math
 import pytest
 
 from boards import twin
-from common.switch_state import PATH_NS, PER_BYTE_NS
 from boards.twin import DRIFT_PPM
+from common.switch_state import PER_BYTE_NS, store_and_forward_ns
 from fpgatest.cli import main
 from fpgatest.tester import TICK_NS, Stream, Tester
 
@@ -55,7 +55,7 @@ def test_line_rate_through_a_device_on_clocks_of_its_own(drift_tester, size, cou
         # the path's delays count the device's clock ticks: 72 us for a 9000-byte frame is 7.2 ns
         # less at +100 ppm
         ppm = realised[clock]
-        nominal = (PATH_NS + PER_BYTE_NS * size) / (1 + ppm * 1e-6)
+        nominal = store_and_forward_ns(size) / (1 + ppm * 1e-6)
         fifo_ticks = ((START + 5) * fifos - 1, (START + 7) * fifos + 1)
         assert fifo_ticks[0] * TICK_NS <= lat["min"] - nominal <= fifo_ticks[1] * TICK_NS, (where, lat)
         if ppm > 0:
@@ -83,7 +83,7 @@ def test_every_count_of_an_interval_from_one_edge_while_the_rx_clock_drifts(drif
         assert b["port1_rx_frames"] - a["port1_rx_frames"] == got
         # half-nanosecond units: within one tick, the device being faster than the tester
         assert 0 <= b["port1_lat_max"] - b["port1_lat_min"] <= 2 * TICK_NS, b
-        assert b["port1_lat_min"] >= 2 * (PATH_NS + PER_BYTE_NS * SIZE), b
+        assert b["port1_lat_min"] >= 2 * store_and_forward_ns(SIZE), b
 
 
 @pytest.mark.parametrize("ppm,linux,message", [
