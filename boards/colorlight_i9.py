@@ -9,8 +9,8 @@ both directions on both.
 
 The build the LFE5U-25F of the 5A-75B has no room for: generator and receiver on both ports (send and
 receive on the same ports: bidirectional RFC 2544, single-ended echo tests). It does not meet timing
-yet (seed 1: tester clock 94.6 MHz, a routing-congestion detour; docs/board.md); with the interval
-recorder too (`--intervals`) it did not route. Pins are litex-boards' colorlight_i5 platform (board "i9", revision 7.2): the two B50612D
+yet: with the reflectors it does not route in reasonable time, without them seed 1 reached a tester clock
+of 106.73 MHz (docs/board.md); with the interval recorder too (`--intervals`) it did not route. Pins are litex-boards' colorlight_i5 platform (board "i9", revision 7.2): the two B50612D
 PHYs on the module (tester port 0 = litex-boards eth 0 at MDIO address 0, port 1 = eth 1 at address 1;
 litex-boards orders them by their PHYA[0] strap, not by the connectors' names), UARTBone at 115200
 8N1 on litex-boards' `serial` (J17 TX, H18 RX). The PHYs' shared reset pin (P4) is requested once and
