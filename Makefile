@@ -31,6 +31,7 @@ help:
 	@echo "make twin-linux         fpgatest sweep --proto ipv4 through the Linux kernel (twin:linux, root)"
 	@echo "make bench              line rate, twin speed, synthesis, boards' Fmax on three seeds -> build/bench/"
 	@echo "make bitstream          Colorlight 5A-75B bitstream (Yosys + nextpnr-ecp5 + ecppack);"
+	@echo "                        BOARD=lattice_versa_ecp5: the ECP5 Versa, both directions on both ports"
 	@echo "                        BOARD=colorlight_i9: the i9, both directions (does not meet timing yet)"
 	@echo "make flash / make load  write it to SPI flash / SRAM with openFPGALoader"
 	@echo "make install            .venv with pinned dependencies and tool wrappers (done by the others)"
@@ -61,6 +62,7 @@ bench: install
 	cd $(ROOT) && $(PY) -m sim.bench.twin_speed --out build/bench/twin_speed.json
 	cd $(ROOT) && $(PY) -m sim.bench.synth --out build/bench/synth.json
 	cd $(ROOT) && $(PY) -m sim.bench.board --out build/bench/board.json
+	cd $(ROOT) && $(PY) -m sim.bench.board --board lattice_versa_ecp5 --out build/bench/board_versa.json
 	cd $(ROOT) && $(PY) -m sim.bench.board --board colorlight_i9 --out build/bench/board_i9.json
 
 bitstream: install

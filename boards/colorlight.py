@@ -220,8 +220,9 @@ def timing_report(log: Path) -> dict | None:
 
 
 def main(doc: str, soc_class, build_name: str, revisions: list[str], loader: list[str],
-         full_duplex_help: str, intervals_help: str, default_cable: str) -> int:
-    """A board target's command line: build, load into SRAM or write to flash."""
+         full_duplex_help: str, intervals_help: str, default_cable: str, placer: str | None = None) -> int:
+    """A board target's command line: build, load into SRAM or write to flash. placer: nextpnr's
+    placer where the target's timing was measured with another than nextpnr's default (HeAP)."""
     parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--build", action="store_true", help="build the bitstream")
     parser.add_argument("--load", action="store_true", help="load the bitstream into SRAM (openFPGALoader)")
@@ -246,6 +247,9 @@ def main(doc: str, soc_class, build_name: str, revisions: list[str], loader: lis
                         intervals=args.intervals, etherbone=args.etherbone)
         builder = Builder(soc, output_dir=str(args.build_dir), compile_software=False,
                           csr_json=str(args.build_dir / "csr.json"), csr_csv=str(args.build_dir / "csr.csv"))
+        if placer:
+            # LiteX has no option for it: added to the toolchain's nextpnr options
+            soc.platform.toolchain._pnr_opts += f"--placer {placer} "
         builder.build(build_name=build_name, seed=args.seed, timingstrict=True)
     if args.load or args.flash:
         if not bitstream.exists():

@@ -306,7 +306,7 @@ def add_tester(soc, phys_gmii: list, target: str, build_extra: str = "", directi
 
     reflect_log2: every port with both directions gets a reflector with a ring of 2^reflect_log2 bytes
     (it reflects frames up to that size, up to half of it at line rate; csr.json:
-    FPGATEST_PORTn_REFLECT_BYTES, 0 where a port has none).
+    FPGATEST_PORTn_REFLECT_BYTES, 0 where a port has none); 0: no reflector on any port.
 
     etherbone: {"port": n, "ip": "a.b.c.d", "mac": int}: LiteEth UDP/IP + Etherbone on port n's PHY
     (litex_soc/management.py), the host's bus at udp://ip (csr.json: FPGATEST_ETHERBONE_*).
@@ -357,7 +357,8 @@ def add_tester(soc, phys_gmii: list, target: str, build_extra: str = "", directi
         soc.add_constant(f"FPGATEST_PORT{index}_MAC", defaults["cfg_src_mac"])
         soc.add_constant(f"FPGATEST_PORT{index}_IPV4", defaults["cfg_src_ip"])
         soc.add_constant(f"FPGATEST_PORT{index}_RX", int(directions[index][1]))
-        soc.add_constant(f"FPGATEST_PORT{index}_REFLECT_BYTES", 1 << reflect_log2 if all(directions[index]) else 0)
+        soc.add_constant(f"FPGATEST_PORT{index}_REFLECT_BYTES",
+                         1 << reflect_log2 if all(directions[index]) and reflect_log2 else 0)
         soc.add_module(f"port{index}", port)
         soc.bus.add_slave(f"port{index}_counters", port.counters.bus,
                           SoCRegion(origin=COUNTERS_BASE + index * 0x1000, size=0x1000, cached=False, mode="r"))

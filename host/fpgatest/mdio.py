@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""PHY link state over IEEE 802.3 clause 22 MDIO, bit-banged through LiteEth's MDIO core (ethmdio_w/r)."""
+"""PHY link state over IEEE 802.3 clause 22 MDIO, bit-banged through LiteEth's MDIO core (<csr>_w/r: ethmdio
+for the PHYs' shared bus on the Colorlight boards, ethphyN_mdio for port N's own bus where each PHY has one)."""
 
 from dataclasses import dataclass
 
-# ethmdio_w fields (liteeth.phy.common.LiteEthPHYMDIO): mdc, oe, w
+# <csr>_w fields (liteeth.phy.common.LiteEthPHYMDIO): mdc, oe, w
 MDC, OE, DO = 1, 2, 4
 
 # clause 22 registers and bits
@@ -43,11 +44,12 @@ class Mdio:
     """Clause 22 frames as the LiteX BIOS sends them (libliteeth/mdio.c): data set with MDC low, the
     PHY samples on the rising edge; read bits are sampled with MDC low after the PHY's rising edge."""
 
-    def __init__(self, device):
+    def __init__(self, device, csr: str = "ethmdio"):
         self.dev = device
+        self.w, self.r = f"{csr}_w", f"{csr}_r"
 
     def _w(self, *values: int) -> None:
-        self.dev.write_series("ethmdio_w", list(values))
+        self.dev.write_series(self.w, list(values))
 
     @staticmethod
     def _bits(value: int, bits: int) -> list[int]:
@@ -65,7 +67,7 @@ class Mdio:
         # preamble, start 01, read 10, PHY, register, the turnaround: the PHY drives the first data
         # bit; then each bit is read and MDC pulsed for the next (one request where the bridge allows)
         head = [*self._bits(0xFFFFFFFF, 32), *self._bits((0b0110 << 10) | (phy << 5) | reg, 14), *turnaround]
-        bits = self.dev.series_and_read("ethmdio_w", [head] + [[MDC, 0]] * 15, "ethmdio_r")
+        bits = self.dev.series_and_read(self.w, [head] + [[MDC, 0]] * 15, self.r)
         self._w(MDC, 0, *turnaround)
         value = 0
         for bit in bits:

@@ -236,7 +236,9 @@ class Tester:
         """The ring of the port's reflector in bytes; SettingError when the build gives the port none."""
         ring = self.reflector_bytes(port)
         if not ring:
-            raise SettingError(f"port {port} has no reflector in this build (it needs a port with both directions)")
+            why = ("the build leaves it out" if self.has(port, "tx") and self.has(port, "rx")
+                   else "it needs a port with both directions")
+            raise SettingError(f"port {port} has no reflector in this build ({why})")
         return ring
 
     def reflect(self, port: int, on: bool, ip4=None, ip6=None, frames: bool = True) -> None:
@@ -339,19 +341,25 @@ class Tester:
 
     def links(self) -> list[LinkStatus] | None:
         """Each port's PHY link over MDIO; None when the build has no PHY management (the twin)."""
-        if "ethmdio_w" not in self.dev.map:
+        # one bus for both PHYs (ethmdio), or each port's PHY on a bus of its own (ethphyN_mdio)
+        shared = "ethmdio_w" in self.dev.map
+        if shared:
+            buses = [Mdio(self.dev)] * self.n_ports
+        elif all(f"ethphy{port}_mdio_w" in self.dev.map for port in range(self.n_ports)):
+            buses = [Mdio(self.dev, f"ethphy{port}_mdio") for port in range(self.n_ports)]
+        else:
             return None
-        mdio = Mdio(self.dev)
         addrs = [int(self.dev.map.constants[f"fpgatest_port{port}_phy_addr"]) for port in range(self.n_ports)]
         out = []
-        for port, addr in enumerate(addrs):
+        for port, (mdio, addr) in enumerate(zip(buses, addrs)):
             try:
                 out.append(mdio.link(addr))
             except MdioError as err:
                 # the board's PHY addresses are not yet checked on hardware: say where PHYs do answer
                 found = mdio.scan()
-                where = (f"PHYs answer at MDIO addresses {', '.join(map(str, found))}" if found else
-                         "no PHY answers at any MDIO address (0..31): check the PHYs' power and the MDIO pins")
+                bus = "" if shared else f" on port {port}'s bus"
+                where = (f"PHYs answer at MDIO addresses {', '.join(map(str, found))}{bus}" if found else
+                         f"no PHY answers at any MDIO address (0..31){bus}: check the PHYs' power and the MDIO pins")
                 raise SettingError(f"port {port}: {err}; {where} (this build has the ports' PHYs at "
                                    f"{', '.join(map(str, addrs))}: the board target's PHY_ADDR)") from None
         return out

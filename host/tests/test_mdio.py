@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""Link checks over MDIO: the host's clause 22 bit-banging against a bit-level PHY model."""
+"""Link checks over MDIO: the host's clause 22 bit-banging against a bit-level PHY model; what the host reads
+of a board's build from its register map."""
 
 import pytest
 
@@ -39,9 +40,9 @@ class Clause22Phy:
 
 
 class FakeMap:
-    def __init__(self, constants):
+    def __init__(self, constants, csrs=("ethmdio",)):
         self.constants = constants
-        self.registers = {"ethmdio_w": None, "ethmdio_r": None}
+        self.registers = {f"{csr}_{rw}": None for csr in csrs for rw in "wr"}
 
     def __contains__(self, name):
         return name in self.registers
@@ -51,20 +52,23 @@ class FakeMap:
 
 
 class MdioBus:
-    """ethmdio_w / ethmdio_r of LiteEthPHYMDIO, with PHYs attached."""
+    """<csr>_w / <csr>_r of LiteEthPHYMDIO, with PHYs attached: one bus (ethmdio, the Colorlight boards),
+    or with buses={csr: phys}, one LiteEthPHYMDIO per bus (ethphyN_mdio, a PHY on each port's own bus)."""
 
-    def __init__(self, phys):
-        self.phys, self.w = phys, 0
+    def __init__(self, phys=(), addrs=(0, 1), buses=None):
+        self.buses = buses or {"ethmdio": list(phys)}
+        self.w = dict.fromkeys(self.buses, 0)
         # the gateware's contract constants (from the cores' parameters), as csr.json carries them
         self.map = FakeMap({**{k.lower(): v for k, v in contract_constants().items()},
-                            "fpgatest_port0_phy_addr": 0, "fpgatest_port1_phy_addr": 1})
+                            "fpgatest_port0_phy_addr": addrs[0], "fpgatest_port1_phy_addr": addrs[1]}, self.buses)
 
     def write(self, name, value):
-        assert name == "ethmdio_w"
-        if value & MDC and not self.w & MDC:
-            for phy in self.phys:
+        csr = name.removesuffix("_w")
+        assert name.endswith("_w") and csr in self.buses, name
+        if value & MDC and not self.w[csr] & MDC:
+            for phy in self.buses[csr]:
                 phy.rising(bool(value & OE), 1 if value & DO else 0)
-        self.w = value
+        self.w[csr] = value
 
     def write_series(self, name, values):
         for value in values:
@@ -78,9 +82,11 @@ class MdioBus:
         return out
 
     def read(self, name):
-        assert name == "ethmdio_r"
-        level = 1 if not self.w & OE else (1 if self.w & DO else 0)
-        for phy in self.phys:
+        csr = name.removesuffix("_r")
+        assert name.endswith("_r") and csr in self.buses, name
+        w = self.w[csr]
+        level = 1 if not w & OE else (1 if w & DO else 0)
+        for phy in self.buses[csr]:
             level &= phy.drive
         return level
 
@@ -150,3 +156,35 @@ def test_missing_phy_is_an_error():
         Tester(MdioBus([])).links()
     with pytest.raises(MdioError):
         Mdio(MdioBus([])).link(0)
+
+
+def test_a_bus_per_port():
+    """Each port's PHY alone on a bus of its own (ethphyN_mdio: the ECP5 Versa), both at address 0: each
+    port's link is read on its own bus, and a missing PHY is looked for on that port's bus."""
+    fast, slow = Clause22Phy(0, GIGABIT), Clause22Phy(0, {**GIGABIT, 9: 0, 10: 0})
+    tester = Tester(MdioBus(addrs=(0, 0), buses={"ethphy0_mdio": [fast], "ethphy1_mdio": [slow]}))
+    assert [(link.up, link.speed_mbps) for link in tester.links()] == [(True, 1000), (True, 100)]
+    assert fast.reads and slow.reads
+    with pytest.raises(SettingError, match=r"port 1: PHY 0 .*link up 100 Mb/s"):
+        tester.require_links([0, 1])
+    moved = Tester(MdioBus(addrs=(0, 0), buses={"ethphy0_mdio": [Clause22Phy(0, GIGABIT)],
+                                                "ethphy1_mdio": [Clause22Phy(7, GIGABIT)]}))
+    with pytest.raises(SettingError, match=r"^port 1: no PHY answers at MDIO address 0; PHYs answer at MDIO "
+                                           r"addresses 7 on port 1's bus"):
+        moved.links()
+    # neither kind of bus (the twin): no link to read
+    assert Tester(MdioBus(buses={"ethphy0_mdio": [fast]})).links() is None
+
+
+@pytest.mark.parametrize("tx, rx, reflect_bytes, why", [
+    (1, 1, 0, "the build leaves it out"),                   # the ECP5 Versa: both directions, no reflector
+    (0, 1, 0, "it needs a port with both directions"),      # the 5A-75B's receiving port
+])
+def test_a_port_without_a_reflector_says_why(tx, rx, reflect_bytes, why):
+    bus = MdioBus()
+    bus.map.constants.update({"fpgatest_port1_tx": tx, "fpgatest_port1_rx": rx,
+                              "fpgatest_port1_reflect_bytes": reflect_bytes})
+    with pytest.raises(SettingError, match=rf"^port 1 has no reflector in this build \({why}\)$"):
+        Tester(bus).require_reflector(1)
+    bus.map.constants["fpgatest_port1_reflect_bytes"] = 4096
+    assert Tester(bus).require_reflector(1) == 4096

@@ -10,6 +10,7 @@ import json
 import re
 import subprocess
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -25,15 +26,20 @@ def build(board: str, seed: int, out: Path) -> dict:
     build_dir = out / (f"board-seed{seed}" if board == DEFAULT_BOARD else f"{board}-seed{seed}")
     build_dir.mkdir(parents=True, exist_ok=True)
     log = build_dir / "build.log"
+    start = time.monotonic()
     with open(log, "w") as f:
         done = subprocess.run([sys.executable, "-m", f"boards.{board}", "--build", "--seed", str(seed),
                                "--build-dir", str(build_dir.relative_to(ROOT))],
                               cwd=ROOT, stdout=f, stderr=subprocess.STDOUT)
+    seconds = time.monotonic() - start
     report = timing_report(log) or {"clocks": {}, "utilisation": {}}
     bit = build_dir / "gateware" / f"{board}.bit"
     # the build is reproducible: the same sources and seed give this hash in any clone, at any path
     report["bit_sha256"] = hashlib.sha256(bit.read_bytes()).hexdigest() if bit.exists() else None
     report["pnr_seconds"] = pnr_seconds(log)
+    text = log.read_text(errors="replace")
+    report["placer"] = "static" if "Running Static placer" in text else "heap" if "HeAP" in text else None
+    report["build_seconds"] = round(seconds)  # Yosys, nextpnr and ecppack (beside the other builds running)
     report["critical_paths"] = critical_paths(log)
     # the build id this seed was built with (its csr.json), not the sources' when the bench ends
     csr = build_dir / "csr.json"
@@ -46,7 +52,8 @@ def build(board: str, seed: int, out: Path) -> dict:
 
 
 def pnr_seconds(log: Path) -> dict:
-    """nextpnr's own times (s): HeAP and SA placement, routing (a congested netlist shows in the last)."""
+    """nextpnr's own times (s): HeAP and SA placement, routing (a congested netlist shows in the last).
+    The static placer prints no time of its own: build_seconds holds it."""
     text = log.read_text(errors="replace")
     found = {"place_heap": re.findall(r"HeAP Placer Time: ([0-9.]+)s", text),
              "place_sa": re.findall(r"Info: SA placement time ([0-9.]+)s", text),
@@ -89,7 +96,7 @@ def ratio(clock: dict) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--board", default=DEFAULT_BOARD, choices=[DEFAULT_BOARD, "colorlight_i9"])
+    parser.add_argument("--board", default=DEFAULT_BOARD, choices=[DEFAULT_BOARD, "colorlight_i9", "lattice_versa_ecp5"])
     parser.add_argument("--jobs", type=int, default=2, help="builds at once (each takes one core)")
     parser.add_argument("--seeds", type=seed_list, default=SEEDS,
                         help="nextpnr seeds, e.g. 1,2,3,4,5,6,7,8,9 (default 1,2,3: make bench's margin gate); "
@@ -120,7 +127,8 @@ def main() -> int:
                           if k in ("TRELLIS_COMB", "TRELLIS_FF", "DP16KD", "MULT18X18D"))
         print(f"seed {run['seed']}: " + "; ".join(f"{n.replace('$glbnet$', '')} {c['fmax_mhz']:.1f} MHz "
                                                    f"({c['slack_percent']:+.2f} %)" for n, c in run["clocks"].items())
-              + f" | {cells} | nextpnr " + ", ".join(f"{k} {v:.0f} s" for k, v in run["pnr_seconds"].items()))
+              + f" | {cells} | nextpnr " + ", ".join(f"{k} {v:.0f} s" for k, v in run["pnr_seconds"].items())
+              + f", build {run['build_seconds']} s")
         worst_clock = min(run["clocks"], key=lambda n: ratio(run["clocks"][n]), default=None)
         path = run["critical_paths"].get(worst_clock)
         if path:
