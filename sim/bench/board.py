@@ -36,11 +36,11 @@ def build(board: str, seed: int, out: Path) -> dict:
     bit = build_dir / "gateware" / f"{board}.bit"
     # the build is reproducible: the same sources and seed give this hash in any clone, at any path
     report["bit_sha256"] = hashlib.sha256(bit.read_bytes()).hexdigest() if bit.exists() else None
-    report["pnr_seconds"] = pnr_seconds(log)
     text = log.read_text(errors="replace")
+    report["pnr_seconds"] = pnr_seconds(text)
     report["placer"] = "static" if "Running Static placer" in text else "heap" if "HeAP" in text else None
     report["build_seconds"] = round(seconds)  # Yosys, nextpnr and ecppack (beside the other builds running)
-    report["critical_paths"] = critical_paths(log)
+    report["critical_paths"] = critical_paths(text)
     # the build id this seed was built with (its csr.json), not the sources' when the bench ends
     csr = build_dir / "csr.json"
     report["build_id"] = f"{json.loads(csr.read_text())['constants']['fpgatest_build_id']:08x}" if csr.exists() else None
@@ -51,21 +51,19 @@ def build(board: str, seed: int, out: Path) -> dict:
     return {"seed": seed, "exit": done.returncode, **report}
 
 
-def pnr_seconds(log: Path) -> dict:
+def pnr_seconds(text: str) -> dict:
     """nextpnr's own times (s): HeAP and SA placement, routing (a congested netlist shows in the last).
     The static placer prints no time of its own: build_seconds holds it."""
-    text = log.read_text(errors="replace")
     found = {"place_heap": re.findall(r"HeAP Placer Time: ([0-9.]+)s", text),
              "place_sa": re.findall(r"Info: SA placement time ([0-9.]+)s", text),
              "route": re.findall(r"Router1 time ([0-9.]+)s", text)}
     return {name: float(values[-1]) for name, values in found.items() if values}
 
 
-def critical_paths(log: Path) -> dict:
+def critical_paths(text: str) -> dict:
     """Each clock's critical path as nextpnr reports it last (after routing): where it starts and ends,
     its logic and routing time (ns), and its longest routing hop (the net, its time, the tiles it joins):
     where a seed's margin went. Cross-domain reports are left out."""
-    text = log.read_text(errors="replace")
     paths = {}
     for m in re.finditer(r"Critical path report for clock '([^']+)' \(posedge -> posedge\):\n(.*?)"
                          r"\nInfo: ([0-9.]+) ns logic, ([0-9.]+) ns routing", text, re.S):
