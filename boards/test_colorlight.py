@@ -104,10 +104,11 @@ def _port_instance(verilog: str, index: int) -> str:
 
 @pytest.mark.parametrize("board", ["colorlight_5a_75b", "colorlight_i9"])
 def test_etherbone_build(board, tmp_path):
-    """--etherbone: LiteEth UDP/IP + Etherbone on port 1 (litex_soc/management.py). Its receive side
-    runs in port 1's PHY receive clock, port 1's checker knows its MAC (management frames counted apart)
-    and port 1's transmitter waits on its hold; the register map tells the host where it is. The
-    default build has none of it."""
+    """--etherbone: LiteEth UDP/IP + Etherbone on port 1 (litex_soc/management.py). The core runs in
+    the bus clock; in port 1's PHY receive clock and the tester clock only its byte-wide ends (word
+    packing, the crossings' FIFO sides, the gap). Port 1's checker knows its MAC (management frames
+    counted apart) and port 1's transmitter waits on its hold; the register map tells the host where
+    it is. The default build has none of it."""
     target = importlib.import_module(f"boards.{board}")
     revision = target.BaseSoC.REVISION
     _, verilog, _ = _generate(board, revision, tmp_path, etherbone="192.168.1.60")
@@ -120,6 +121,15 @@ def test_etherbone_build(board, tmp_path):
     assert re.search(r"\.MGMT_MAC\s*\(48'd0\)", _port_instance(verilog, 0))
     assert not re.search(r"\.tx_hold\s*\(1'd0\)", _port_instance(verilog, 1)), "port 1's hold not wired"
     assert re.search(r"^assign mgmt_rx_clk = eth1_rx_clk;$", verilog, re.M), "LiteEth's receive clock"
+    registers = {}
+    for clock, body in re.findall(r"^always @\(posedge (\w+)\) begin\n(.*?)^end$", verilog, re.M | re.S):
+        registers.setdefault(clock, set()).update(re.findall(r"^\s*(\w+) <=", body, re.M))
+    byte_wide = re.compile(r"core_mac_core_(rx|tx)_(cdc|converter|gap|last_be)|liteethmac_txdatapath_liteethmac(gap|txlastbe)_state")
+    for clock in ("mgmt_rx_clk", "tester_clk"):
+        core = {r for r in registers[clock] if "_core_" in r or "liteeth" in r}
+        assert core and all(byte_wide.search(r) for r in core), (clock, sorted(r for r in core if not byte_wide.search(r)))
+    for part in ("_core_arp_", "_core_ip_", "_core_icmp_", "crc32checker", "_core_mac_core_tx_crc_", "_etherbone_"):
+        assert any(part in r for r in registers["sys_clk"]), f"{part} not in the bus clock"
     assert re.search(r"^assign eth1_tx_clk = tester_clk;$", verilog, re.M)
     default = _generate(board, revision, tmp_path / "default")[1]
     assert "fpgatest_etherbone" not in json.dumps(json.loads((tmp_path / "default" / revision / "csr.json").read_text()))

@@ -16,14 +16,18 @@ master sit beside one tester port and share its PHY:
   hold MIN_GAP clocks more. A test stream's frames are never cut or bent; its gaps stretch by one
   reply frame plus a gap each time the host reads (the port's TX stamps stay those of its own SFDs).
 
-The core runs in the port's receive clock (one byte per clock, as LiteX's add_etherbone does without
-a system-clock datapath): its receive side is the PHY's, its transmit side crosses to the tester
-clock in LiteEth's own gray-coded FIFO, and the Etherbone records cross to the bus clock in another.
+The core runs in the bus clock (sys, 50 MHz) on 32-bit words (LiteEth's system-clock datapath): only
+the byte-wide ends stay in the PHY's clocks, the received bytes packed into words in the port's
+receive clock and crossing to sys in LiteEth's gray-coded FIFO (32 bits at 50 MHz take 200 MB/s: more
+than the 125 MB/s of a line-rate stream, which the core must read and drop), the transmitted words
+crossing to the tester clock in another and unpacked there. The Etherbone master is on the bus clock
+with the core. In the PHY clocks (125 MHz) the core's preamble, CRC and IP/UDP/ARP/ICMP logic, a
+byte per clock, did not meet timing on any board (docs/board.md).
 """
 
 from pathlib import Path
 
-from migen import ClockDomain, ClockDomainsRenamer, ClockSignal, If, Mux, ResetSignal, Signal
+from migen import ClockDomain, ClockDomainsRenamer, If, Mux, Signal
 
 from litex.gen import LiteXModule
 from litex.soc.interconnect import stream
@@ -121,17 +125,15 @@ class Management(LiteXModule):
         self.mac, self.ip = mac, ip
         self.cd_mgmt_rx = ClockDomain()
         self.comb += [self.cd_mgmt_rx.clk.eq(gmii["rx_clk"]), self.cd_mgmt_rx.rst.eq(gmii["rx_rst"])]
-        self.cd_etherbone = ClockDomain()
-        self.comb += [self.cd_etherbone.clk.eq(ClockSignal("sys")), self.cd_etherbone.rst.eq(ResetSignal("sys"))]
         self.phy = PortPHY(gmii["rx"], port_tx, gmii["tx"], min_gap)
         self.tx_hold = self.phy.tx_hold
         # with_ip_broadcast=False: LiteEth's "broadcast" takes IPv4 to any address, so it would answer
         # the test stream's echo requests to the port (its ARP request for their source was a foreign
         # frame in test_probes); it takes its own address only
-        core = LiteEthUDPIPCore(phy=self.phy, mac_address=mac, ip_address=ip, clk_freq=PortPHY.rx_clk_freq,
-                                dw=8, with_sys_datapath=False, with_ip_broadcast=False)
-        self.core = ClockDomainsRenamer({"eth_tx": "tester", "eth_rx": "mgmt_rx", "sys": "mgmt_rx"})(core)
-        # the MAC's error counters live in the receive clock: not on the CSR bus
+        core = LiteEthUDPIPCore(phy=self.phy, mac_address=mac, ip_address=ip, clk_freq=soc.sys_clk_freq,
+                                dw=32, with_sys_datapath=True, with_ip_broadcast=False)
+        self.core = ClockDomainsRenamer({"eth_tx": "tester", "eth_rx": "mgmt_rx"})(core)
+        # the MAC's error counters: not on the CSR bus (the port's checker counts what it receives)
         self.autocsr_exclude = {"core"}
-        self.etherbone = LiteEthEtherbone(core.udp, UDP_PORT, buffer_depth=BURST, cd="etherbone")
+        self.etherbone = LiteEthEtherbone(core.udp, UDP_PORT, buffer_depth=BURST, cd="sys")
         soc.bus.add_master(name="etherbone", master=self.etherbone.wishbone.bus)

@@ -13,7 +13,8 @@
  * A reply that skips sequence numbers takes the skipped ones as lost (a reordered reply looks the
  * same: Treno's reading too). A reply for a number not in flight (older, or of another run) is
  * ignored. When no reply moves ack_next for cfg_timeout ticks while frames are in flight, every
- * frame in flight is taken as lost (0 = never; modes 1 and 2 only).
+ * frame in flight is taken as lost (0 = never; modes 1 and 2 only); a reply already in the reply
+ * pipeline then is for one of those frames, so it is dropped there (it is no longer in flight).
  *   mode 1 fixed: cwnd = cfg_size.
  *   mode 2 Reno:  cwnd starts at cfg_size, ssthresh at cfg_max. A reply in order adds one frame while
  *                 cwnd < ssthresh (slow start), else one frame per cwnd replies (additive increase,
@@ -22,7 +23,13 @@
  *                 before the last cut do not cut again (NewReno's recovery point). A timeout sets
  *                 ssthresh = max(cwnd / 2, 2) and cwnd = 1.
  * Everything here runs in the tester clock with the generator and the checker. Replies come at
- * least 84 clocks apart (one frame on the wire), which the three-stage reply pipeline relies on.
+ * least 84 clocks apart (one frame on the wire), so a reply's update is the only one in its
+ * three-stage pipeline's time but for a timeout or a run's start, which empty the pipeline: the
+ * state a reply's stage 2 reads is the state its stage 3 updates, and stage 2 decides the update.
+ * Every decision that updates the window's state comes from a flip-flop: the reply's (stage 2), the
+ * timeout's (decided a clock ahead: the timer reaches cfg_timeout in the next clock unless it
+ * restarts in this one) and the run's start (the generator's busy, registered: the window is reset
+ * two clocks after the generator starts, long before its first frame, 125 clocks later).
  */
 module fpgatest_window (
     input  wire         clk,
@@ -53,32 +60,41 @@ localparam [1:0] MODE_OFF = 2'd0, MODE_FIXED = 2'd1, MODE_RENO = 2'd2;
 assign win_error = cfg_mode == 2'd3 || (cfg_mode != MODE_OFF && cfg_size == 16'd0)
                 || (cfg_mode == MODE_RENO && cfg_max < cfg_size);
 
-reg         busy_q;
-wire        run_start = tx_busy && !busy_q;
+reg         busy_in, busy_q;
+wire        run_start = busy_in && !busy_q;
 
 reg  [47:0] ack_next_reg;            // one past the highest sequence number answered
 reg  [47:0] in_flight_reg;
+reg         idle_reg;                // in_flight_reg == 0
 reg         open_reg;
 reg  [15:0] cwnd_reg, ssthresh_reg, acc_reg;
 reg  [47:0] recover_reg;             // losses of frames below this number were already answered with a cut
 reg  [1:0]  mode_reg;
 reg  [15:0] max_reg;
-reg  [31:0] timer_reg;
+reg  [31:0] timer_reg;               // ticks since the last progress (0 while nothing is in flight)
+reg  [31:0] timeout_m1_reg;          // cfg_timeout - 1
+reg         timeout_on_reg;          // cfg_timeout != 0
+reg         timed_out;               // timer_reg >= cfg_timeout in modes 1 and 2 (decided a clock ahead)
 reg  [47:0] lost_reg;
 reg  [31:0] cuts_reg, timeouts_reg;
 
 assign win_open = open_reg;
 
-// reply pipeline: 1 distance to ack_next, 2 in flight? and skipped?, 3 update
-reg         r1_valid, r2_valid, r2_new, r2_skip, r2_past_recover;
+// reply pipeline: 1 distance to ack_next and to the recovery point; 2 in flight? skipped? and
+// Reno's decision on the state as it is (a cut, slow start, a step of additive increase); 3 update
+reg         r1_valid, r2_valid, r2_new, r2_skip, r2_cut, r2_grow, r2_slow, r2_acc_full;
 reg  [47:0] r1_dist, r1_recover_dist, r2_dist;
+reg  [15:0] r2_half;
 
 wire [15:0] half = cwnd_reg[15:1] < 16'd2 ? 16'd2 : {1'b0, cwnd_reg[15:1]};
-wire        timed_out = mode_reg != MODE_OFF && cfg_timeout != 32'd0 && timer_reg >= cfg_timeout;
+wire        progress = r2_valid && r2_new;
+wire        timer_restart = idle_reg || progress || timed_out || run_start;
 
 always @(posedge clk) begin
-    busy_q <= tx_busy;
+    busy_in <= tx_busy;
+    busy_q <= busy_in;
     in_flight_reg <= tx_seq_next - ack_next_reg;
+    idle_reg <= tx_seq_next == ack_next_reg;
     open_reg <= mode_reg == MODE_OFF || (in_flight_reg[47:16] == 32'd0 && in_flight_reg[15:0] < cwnd_reg);
 
     r1_valid <= res_valid;
@@ -87,28 +103,36 @@ always @(posedge clk) begin
     r2_valid <= r1_valid;
     r2_new <= r1_dist < in_flight_reg;
     r2_skip <= r1_dist != 48'd0;
-    r2_past_recover <= !r1_recover_dist[47];
+    r2_cut <= mode_reg == MODE_RENO && !r1_recover_dist[47];    // a loss of a frame sent after the last cut
+    r2_grow <= mode_reg == MODE_RENO && cwnd_reg < max_reg;
+    r2_slow <= cwnd_reg < ssthresh_reg;
+    r2_acc_full <= acc_reg + 16'd1 >= cwnd_reg;
+    r2_half <= half;
     r2_dist <= r1_dist;
 
-    timer_reg <= (in_flight_reg == 48'd0) ? 32'd0 : timer_reg + 32'd1;
+    // the timer restarts on progress, on a timeout, at the run's start and while nothing is in
+    // flight; it times out in the next clock when it will reach cfg_timeout there
+    timeout_m1_reg <= cfg_timeout - 32'd1;
+    timeout_on_reg <= cfg_timeout != 32'd0;
+    timer_reg <= timer_restart ? 32'd0 : timer_reg + 32'd1;
+    timed_out <= !timer_restart && mode_reg != MODE_OFF && timeout_on_reg && timer_reg >= timeout_m1_reg;
 
-    if (r2_valid && r2_new) begin
+    if (progress) begin
         // the reply answers frame ack_next + dist: that one arrived, the dist before it are lost
         ack_next_reg <= ack_next_reg + r2_dist + 48'd1;
-        timer_reg <= 32'd0;
         if (r2_skip) begin
             lost_reg <= lost_reg + r2_dist;
-            if (mode_reg == MODE_RENO && r2_past_recover) begin
-                ssthresh_reg <= half;
-                cwnd_reg <= half;
+            if (r2_cut) begin
+                ssthresh_reg <= r2_half;
+                cwnd_reg <= r2_half;
                 acc_reg <= 16'd0;
                 recover_reg <= tx_seq_next;
                 cuts_reg <= cuts_reg + 32'd1;
             end
-        end else if (mode_reg == MODE_RENO && cwnd_reg < max_reg) begin
-            if (cwnd_reg < ssthresh_reg) begin
+        end else if (r2_grow) begin
+            if (r2_slow) begin
                 cwnd_reg <= cwnd_reg + 16'd1;
-            end else if (acc_reg + 16'd1 >= cwnd_reg) begin
+            end else if (r2_acc_full) begin
                 cwnd_reg <= cwnd_reg + 16'd1;
                 acc_reg <= 16'd0;
             end else begin
@@ -119,7 +143,8 @@ always @(posedge clk) begin
         ack_next_reg <= ack_next_reg + in_flight_reg;
         lost_reg <= lost_reg + in_flight_reg;
         timeouts_reg <= timeouts_reg + 32'd1;
-        timer_reg <= 32'd0;
+        r1_valid <= 1'b0;
+        r2_valid <= 1'b0;
         if (mode_reg == MODE_RENO) begin
             ssthresh_reg <= half;
             cwnd_reg <= 16'd1;
@@ -136,7 +161,6 @@ always @(posedge clk) begin
         cwnd_reg <= cfg_size;
         ssthresh_reg <= cfg_mode == MODE_RENO ? cfg_max : cfg_size;
         acc_reg <= 16'd0;
-        timer_reg <= 32'd0;
         lost_reg <= 48'd0;
         cuts_reg <= 32'd0;
         timeouts_reg <= 32'd0;
@@ -153,12 +177,14 @@ always @(posedge clk) begin
     end
 
     if (rst) begin
+        busy_in <= 1'b0;
         busy_q <= 1'b0;
         mode_reg <= MODE_OFF;
         open_reg <= 1'b1;
         ack_next_reg <= 48'd0;
         cwnd_reg <= 16'd0;
         timer_reg <= 32'd0;
+        timed_out <= 1'b0;
         lost_reg <= 48'd0;
         cuts_reg <= 32'd0;
         timeouts_reg <= 32'd0;

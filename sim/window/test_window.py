@@ -16,10 +16,11 @@ SIG_AT = 42  # IPv4 + ICMP
 
 
 class Responder:
-    """Answers every echo request after `delay` tester clocks (from the request's end), except `drop`."""
+    """Answers every echo request after `delay` tester clocks (from the request's end), or after
+    late[seq] clocks, except `drop`."""
 
-    def __init__(self, tb: TB, delay: int, drop=()):
-        self.tb, self.delay, self.drop = tb, delay, set(drop)
+    def __init__(self, tb: TB, delay: int, drop=(), late=None):
+        self.tb, self.delay, self.drop, self.late = tb, delay, set(drop), dict(late or {})
         self.requests = []   # (seq, SFD time ps)
         self.replies = []    # (seq, GmiiFrame as sent, with its sim_time_sfd/end), in the order sent
         cocotb.start_soon(self._run())
@@ -35,17 +36,17 @@ class Responder:
 
     async def _answer(self, seq, data, end_ps):
         now = cocotb.utils.get_sim_time("ps")
-        await Timer(end_ps + self.delay * CLK_PERIOD_PS - now, unit="ps")
+        await Timer(end_ps + self.late.get(seq, self.delay) * CLK_PERIOD_PS - now, unit="ps")
         reply = GmiiFrame.from_raw_payload(echo_reply(data))
         # the source sends a copy; its times come back through the completion callback
         reply.tx_complete = lambda sent: self.replies.append((seq, sent))
         await self.tb.rx_source.send(reply)
 
 
-async def echo_run(dut, cfg: StreamConfig, delay: int, drop=()):
+async def echo_run(dut, cfg: StreamConfig, delay: int, drop=(), late=None):
     tb = TB(dut, rx_ppm=0)
     await tb.reset()
-    responder = Responder(tb, delay, drop)
+    responder = Responder(tb, delay, drop, late)
     tb.configure(cfg)
     await tb.pulse("ctl_start")
     await tb.wait_idle()
@@ -112,13 +113,47 @@ async def run_test_timeout(dut):
     tb, resp, s = await echo_run(dut, cfg, delay, drop)
     tx = {q: t for q, t in resp.requests}
     end = {q: f.sim_time_end for q, f in resp.replies}
+    # reply 19 opened the window for frame 23 (`opened` clocks after its end); frame 24 waits for the
+    # timeout: cfg_timeout ticks after the clock that reply moved ack_next, plus the clock the timeout takes
+    opened = clocks(tx[23] - end[19])
     silence = clocks(tx[24] - end[19])
-    assert timeout < silence < timeout + 100, silence
+    assert silence == opened + timeout + 1, (silence, opened)
     assert s["stat_win_timeouts"] == 1 and s["stat_win_lost"] == len(drop)
     assert s["stat_test_frames"] + s["stat_win_lost"] == s["stat_tx_frames"] == count
 
 
-SCENARIOS = ["run_test_fixed_window", "run_test_reno", "run_test_timeout"]
+@cocotb.test()
+async def run_test_reply_at_the_timeout(dut):
+    """Late replies swept clock by clock across the timeout (a window of one frame): a reply that
+    lands before it moves the window, one that lands with or after it is for a frame the timeout
+    already counted lost and is ignored, even while it is still in the reply pipeline. Every
+    timeout loses exactly the one frame in flight; nothing is counted twice."""
+    delay, timeout, sweep = 200, 400, range(-20, 21)
+    base = 8                                  # frames before the first late one
+    # the timer starts when a request leaves; a reply about 160 clocks short of the timeout after its
+    # request's end reaches the window with it
+    late = {base + 2 * i: timeout - 160 + offset for i, offset in enumerate(sweep)}
+    count = base + 2 * len(sweep) + 4
+    cfg = StreamConfig(proto=PROTO_IPV4, icmp=1, size=64, count=count, win_mode=1, win_size=1, win_timeout=timeout)
+    tb, resp, s = await echo_run(dut, cfg, delay, late=late)
+    assert [q for q, _ in resp.requests] == list(range(count))
+    assert s["stat_tx_frames"] == s["stat_test_frames"] == count, "every reply reaches the checker"
+    assert s["stat_win_lost"] == s["stat_win_timeouts"], (s["stat_win_lost"], s["stat_win_timeouts"])
+    # a reply that moves the window lets the next request leave `opened` clocks after its end, as every
+    # reply in time does; the sweep spans the timeout: the earliest late replies move the window, the
+    # latest come too late
+    tx = {q: t for q, t in resp.requests}
+    end = {q: f.sim_time_end for q, f in resp.replies}
+    opened = {clocks(tx[q + 1] - end[q]) for q in range(count - 1) if q not in late}
+    assert len(opened) == 1, opened
+    moved = [clocks(tx[q + 1] - end[q]) in opened for q in sorted(late)]
+    assert moved[0] and not moved[-1] and moved == sorted(moved, reverse=True), moved
+    assert s["stat_win_timeouts"] == moved.count(False), (s["stat_win_timeouts"], moved)
+    tb.log.info("late replies: %d moved the window, %d came with or after the timeout",
+                moved.count(True), moved.count(False))
+
+
+SCENARIOS = ["run_test_fixed_window", "run_test_reno", "run_test_timeout", "run_test_reply_at_the_timeout"]
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
