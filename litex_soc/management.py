@@ -55,7 +55,6 @@ class PortPHY(LiteXModule):
     clock) as its source, and a sink whose frames go out between the port's own (tester domain)."""
 
     dw = 8
-    tx_clk_freq = rx_clk_freq = 125e6
 
     def __init__(self, gmii_rx: dict, port_tx: dict, wire_tx: dict, min_gap: int):
         """gmii_rx: the PHY's received bytes (data, dv, er); port_tx: what the port sends
@@ -76,10 +75,15 @@ class PortPHY(LiteXModule):
             self.source.error.eq(0),
         ]
 
-        # transmit: whole frames only leave the FIFO (LiteEth's crossing may pause inside a frame)
+        # transmit: whole frames only leave the FIFO (LiteEth's crossing may pause inside a frame).
+        # LiteEth's chain in the tester clock (its crossing's read side, converter, gap inserter) and the
+        # FIFO with its frame count meet through a register slice, registered both ways: the FIFO's
+        # ready (its level against its depth) and LiteEth's valid and byte each cross a flip-flop.
+        slice_ = ClockDomainsRenamer("tester")(
+            stream.Buffer(eth_phy_description(8), pipe_valid=True, pipe_ready=True))
         fifo = ClockDomainsRenamer("tester")(stream.SyncFIFO(eth_phy_description(8), FIFO_BYTES, buffered=True))
-        self.fifo = fifo
-        self.comb += self.sink.connect(fifo.sink)
+        self.slice, self.fifo = slice_, fifo
+        self.comb += [self.sink.connect(slice_.sink), slice_.source.connect(fifo.sink)]
         frames = Signal(max=FIFO_BYTES)          # whole frames in the FIFO
         stored = fifo.sink.valid & fifo.sink.ready & fifo.sink.last
         taken = fifo.source.valid & fifo.source.ready & fifo.source.last

@@ -3,7 +3,9 @@
 build beside LiteX's own build of the same SoC, measured in one run -> twin_speed.json. Both are the
 full twin (boards.twin --full: both directions on both ports, every engine), the one whose two ports
 can both send at line rate. The default twin (the 5A-75B's directions: port 0 sends, port 1 receives) is
-measured beside them, with its one sender at line rate."""
+measured beside them, with its one sender at line rate, and the full twin built with Etherbone on port 1
+(boards.twin --etherbone: LiteEth's UDP/IP core and Etherbone master beside port 1, idle while measured;
+what the option costs the twin's speed)."""
 
 import argparse
 import json
@@ -29,11 +31,12 @@ def measure(tester: Tester, seconds: float) -> dict:
             "simulated_s_per_wall_s": ticks * 8e-9 / wall}
 
 
-def speed(build_dir: Path, variant: str, seconds: float) -> dict:
+def speed(build_dir: Path, variant: str, etherbone: bool, seconds: float) -> dict:
     """Tester clock cycles per second idle and with every port that has a generator sending 64-byte
     frames at line rate through the switch model; one register read and one full snapshot (every
     port's counters, latency statistics, the tester's time) in wall time and UARTBone round trips."""
-    with twin.running(build_dir=build_dir, variant=variant) as (url, csr), Device(url, csr) as dev:
+    with twin.running(build_dir=build_dir, variant=variant, etherbone=etherbone) as (url, csr), \
+            Device(url, csr) as dev:
         t = Tester(dev)
         idle = measure(t, seconds)
         senders = [port for port in range(t.n_ports) if t.has(port, "tx")]
@@ -67,11 +70,14 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3,
                         help="measurements of each build, taken in turn (the machine's load drifts)")
     args = parser.parse_args()
-    # (build directory, variant): the full twin in the twin's build and in LiteX's, the default twin
-    builds = {"twin": (twin.FULL_BUILD_DIR, "full"), "litex": (args.out.resolve().parent / "twin-litex", "full"),
-              "default": (twin.BUILD_DIR, "board")}
-    twin.ensure_built(*builds["twin"])
-    twin.ensure_built(*builds["default"])
+    # (build directory, variant, Etherbone): the full twin in the twin's build and in LiteX's, the
+    # default twin, the full twin with Etherbone
+    builds = {"twin": (twin.FULL_BUILD_DIR, "full", False),
+              "litex": (args.out.resolve().parent / "twin-litex", "full", False),
+              "default": (twin.BUILD_DIR, "board", False),
+              "etherbone": (twin.ETHERBONE_BUILD_DIR, "full", True)}
+    for flow in ("twin", "default", "etherbone"):
+        twin.ensure_built(*builds[flow])
     # LiteX's own build of the same SoC (its build_sim.sh: VCD tracing compiled in, its glue, no profile)
     litex_dir = builds["litex"][0]
     if not twin.up_to_date(litex_dir, "full"):
@@ -86,8 +92,8 @@ def main() -> int:
                 sys.stdout, sys.stderr = saved
     runs = {flow: [] for flow in builds}
     for _ in range(args.rounds):
-        for flow, (build_dir, variant) in builds.items():
-            runs[flow].append(speed(build_dir, variant, args.seconds))
+        for flow, (build_dir, variant, etherbone) in builds.items():
+            runs[flow].append(speed(build_dir, variant, etherbone, args.seconds))
 
     def median(flow: str, value) -> float:
         return statistics.median_high(value(run) for run in runs[flow])
@@ -107,7 +113,7 @@ def main() -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1))
     names = {"twin": "full twin, twin's build", "litex": "full twin, LiteX's build",
-             "default": "default twin (5A-75B)"}
+             "default": "default twin (5A-75B)", "etherbone": "full twin with Etherbone, twin's build"}
     for flow in builds:
         senders = m[flow]["line_rate_senders"]
         print(f"{names[flow]}: {m[flow]['idle_cycles_per_s'] / 1e6:.2f} M cycles/s idle, "
