@@ -21,16 +21,18 @@ the byte-wide ends stay in the PHY's clocks, the received bytes packed into word
 receive clock and crossing to sys in LiteEth's gray-coded FIFO (32 bits at 50 MHz take 200 MB/s: more
 than the 125 MB/s of a line-rate stream, which the core must read and drop), the transmitted words
 crossing to the tester clock in another and unpacked there. The Etherbone master is on the bus clock
-with the core. In the PHY clocks (125 MHz) the core's preamble, CRC and IP/UDP/ARP/ICMP logic, a
+with the core, and reaches the bus through a register stage (its address comes from its record
+FIFO's memory through LiteEth's record logic; straight into the CSR decode that was the bus clock's
+longest path). In the PHY clocks (125 MHz) the core's preamble, CRC and IP/UDP/ARP/ICMP logic, a
 byte per clock, did not meet timing on any board (docs/board.md).
 """
 
 from pathlib import Path
 
-from migen import ClockDomain, ClockDomainsRenamer, If, Mux, Signal
+from migen import FSM, ClockDomain, ClockDomainsRenamer, If, Mux, NextState, NextValue, Signal
 
 from litex.gen import LiteXModule
-from litex.soc.interconnect import stream
+from litex.soc.interconnect import stream, wishbone
 
 from liteeth.common import convert_ip, eth_phy_description
 from liteeth.core import LiteEthUDPIPCore
@@ -120,6 +122,50 @@ class PortPHY(LiteXModule):
         ]
 
 
+class WishboneRegisterStage(LiteXModule):
+    """One Wishbone access at a time, registered both ways: what the master drives (self.slave) reaches
+    the interconnect (self.master) from flip-flops a clock later, the reply (ack or err, read data)
+    comes back from flip-flops a clock after the bus gave it. Each access costs two clocks more."""
+
+    def __init__(self, like: wishbone.Interface):
+        self.slave = wishbone.Interface.like(like)      # driven by the master
+        self.master = wishbone.Interface.like(like)     # into the interconnect
+
+        # # #
+
+        request, bus = self.slave, self.master
+        ack, err, dat_r = Signal(), Signal(), Signal(len(bus.dat_r))
+        self.comb += [request.ack.eq(ack), request.err.eq(err), request.dat_r.eq(dat_r)]
+        self.fsm = fsm = FSM(reset_state="IDLE")
+        fsm.act("IDLE",
+            If(request.cyc & request.stb,
+                NextValue(bus.adr, request.adr),
+                NextValue(bus.dat_w, request.dat_w),
+                NextValue(bus.sel, request.sel),
+                NextValue(bus.we, request.we),
+                NextValue(bus.cyc, 1),
+                NextValue(bus.stb, 1),
+                NextState("ACCESS"),
+            ),
+        )
+        fsm.act("ACCESS",
+            If(bus.ack | bus.err,
+                NextValue(bus.cyc, 0),
+                NextValue(bus.stb, 0),
+                NextValue(ack, bus.ack),
+                NextValue(err, bus.err),
+                NextValue(dat_r, bus.dat_r),
+                NextState("REPLY"),
+            ),
+        )
+        # the master sees the reply for one clock and still shows the same request in it
+        fsm.act("REPLY",
+            NextValue(ack, 0),
+            NextValue(err, 0),
+            NextState("IDLE"),
+        )
+
+
 class Management(LiteXModule):
     """LiteEth UDP/IP + Etherbone on one tester port (see the module's docstring)."""
 
@@ -140,4 +186,6 @@ class Management(LiteXModule):
         # the MAC's error counters: not on the CSR bus (the port's checker counts what it receives)
         self.autocsr_exclude = {"core"}
         self.etherbone = LiteEthEtherbone(core.udp, UDP_PORT, buffer_depth=BURST, cd="sys")
-        soc.bus.add_master(name="etherbone", master=self.etherbone.wishbone.bus)
+        self.bus_stage = WishboneRegisterStage(self.etherbone.wishbone.bus)
+        self.comb += self.etherbone.wishbone.bus.connect(self.bus_stage.slave)
+        soc.bus.add_master(name="etherbone", master=self.bus_stage.master)
