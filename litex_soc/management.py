@@ -86,10 +86,21 @@ class PortPHY(LiteXModule):
         fifo = ClockDomainsRenamer("tester")(stream.SyncFIFO(eth_phy_description(8), FIFO_BYTES, buffered=True))
         self.slice, self.fifo = slice_, fifo
         self.comb += [self.sink.connect(slice_.sink), slice_.source.connect(fifo.sink)]
-        frames = Signal(max=FIFO_BYTES)          # whole frames in the FIFO
-        stored = fifo.sink.valid & fifo.sink.ready & fifo.sink.last
-        taken = fifo.source.valid & fifo.source.ready & fifo.source.last
-        self.sync.tester += frames.eq(frames + stored - taken)
+        # The count of whole frames in the FIFO follows a frame's last byte going in (stored) or out
+        # (taken) a clock late, from flip-flops: the FIFO's ready (its level against its depth) reaches
+        # a flip-flop, not the count's adder. A clock late is safe both ways: a frame stored is sent a
+        # clock later than it could be; a frame taken has left the count long before the count is read
+        # again (the hold stays up MIN_GAP clocks after the frame, and the count is read only while
+        # the hold is down).
+        assert min_gap >= 2, "the frame count is a clock late: the hold must outlast it"
+        stored = Signal()                        # a frame's last byte went in, a clock ago
+        taken = Signal()                         # a frame's last byte went out, a clock ago
+        frames = Signal(max=FIFO_BYTES)
+        self.sync.tester += [
+            stored.eq(fifo.sink.valid & fifo.sink.ready & fifo.sink.last),
+            taken.eq(fifo.source.valid & fifo.source.ready & fifo.source.last),
+            frames.eq(frames + stored - taken),
+        ]
 
         hold_clocks = _port_value("TX_HOLD_CLOCKS")
         held = Signal(max=hold_clocks + 1)       # clocks the hold has lasted (saturates)
@@ -127,14 +138,21 @@ class WishboneRegisterStage(LiteXModule):
     the interconnect (self.master) from flip-flops a clock later, the reply (ack or err, read data)
     comes back from flip-flops a clock after the bus gave it. Each access costs two clocks more."""
 
-    def __init__(self, like: wishbone.Interface):
+    def __init__(self, like: wishbone.Interface, name: str):
+        """name: the prefix of the stage's signals in the Verilog (name_request_adr, ..., name_bus_adr,
+        ..., name_reply_ack, name_reply_err, name_reply_dat_r)."""
         self.slave = wishbone.Interface.like(like)      # driven by the master
         self.master = wishbone.Interface.like(like)     # into the interconnect
 
         # # #
 
         request, bus = self.slave, self.master
-        ack, err, dat_r = Signal(), Signal(), Signal(len(bus.dat_r))
+        for side, interface in (("request", request), ("bus", bus)):
+            for field, *_ in interface.layout:
+                getattr(interface, field).name_override = f"{name}_{side}_{field}"
+        ack = Signal(name_override=f"{name}_reply_ack")
+        err = Signal(name_override=f"{name}_reply_err")
+        dat_r = Signal(len(bus.dat_r), name_override=f"{name}_reply_dat_r")
         self.comb += [request.ack.eq(ack), request.err.eq(err), request.dat_r.eq(dat_r)]
         self.fsm = fsm = FSM(reset_state="IDLE")
         fsm.act("IDLE",
@@ -186,6 +204,6 @@ class Management(LiteXModule):
         # the MAC's error counters: not on the CSR bus (the port's checker counts what it receives)
         self.autocsr_exclude = {"core"}
         self.etherbone = LiteEthEtherbone(core.udp, UDP_PORT, buffer_depth=BURST, cd="sys")
-        self.bus_stage = WishboneRegisterStage(self.etherbone.wishbone.bus)
+        self.bus_stage = WishboneRegisterStage(self.etherbone.wishbone.bus, name="etherbone_stage")
         self.comb += self.etherbone.wishbone.bus.connect(self.bus_stage.slave)
         soc.bus.add_master(name="etherbone", master=self.bus_stage.master)
