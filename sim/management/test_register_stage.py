@@ -118,15 +118,15 @@ async def run_test_every_access_through_once_and_answered_two_clocks_late(dut):
         await RisingEdge(dut.sys_clk)
 
     # each access reached the slave once, as the master gave it
-    assert seen == sent, next((i, s, t) for i, (s, t) in enumerate(zip(seen, sent)) if s != t)
+    assert seen == sent, (len(seen), len(sent), [(i, s, t) for i, (s, t) in enumerate(zip(seen, sent)) if s != t][:1])
     errors = sum(1 for a in sent if a["adr"] % ERR_EVERY == 0)
     assert 0 < errors < ACCESSES
     # a slave answering after w clocks (connected directly: w + 1 edges from the request to the edge
     # that samples the answer) answers the master through the stage in w + 3: one edge into the
     # stage's request registers, one into its reply registers. A request put up at once after an
     # answer waits one edge more (the stage's reply clock).
-    assert clocks_taken == [waits[i] + 3 + back_to_back[i] for i in range(ACCESSES)], \
-        next((i, c, waits[i], back_to_back[i]) for i, c in enumerate(clocks_taken) if c != waits[i] + 3 + back_to_back[i])
+    expected = [waits[i] + 3 + back_to_back[i] for i in range(ACCESSES)]
+    assert clocks_taken == expected, [(i, c, e) for i, (c, e) in enumerate(zip(clocks_taken, expected)) if c != e][:3]
     dut._log.info("%d accesses (%d err), %d of them back to back", ACCESSES, errors, sum(back_to_back))
 
 
