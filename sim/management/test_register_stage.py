@@ -13,7 +13,6 @@ import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 
-from common.harness import ROOT
 from common.runner import SIM_BUILD, run_sources, worker_suffix
 
 NAME = "stage"
@@ -24,6 +23,11 @@ ERR_EVERY = 7                 # the slave answers err for addresses that are mul
 
 def _sig(dut, side: str, field: str):
     return getattr(dut, f"{NAME}_{side}_{field}")
+
+
+def answers_err(adr: int) -> bool:
+    """Whether the slave answers an access to `adr` with err (else ack)."""
+    return adr % ERR_EVERY == 0
 
 
 def read_data(adr: int) -> int:
@@ -57,7 +61,7 @@ async def slave(dut, rng: random.Random, seen: list, waits: dict):
                 answer -= 1
         await FallingEdge(dut.sys_clk)
         give = request is not None and answer == 0
-        error = give and request["adr"] % ERR_EVERY == 0
+        error = give and answers_err(request["adr"])
         _sig(dut, "bus", "ack").value = int(give and not error)
         _sig(dut, "bus", "err").value = int(error)
         _sig(dut, "bus", "dat_r").value = read_data(request["adr"]) if give and not request["we"] else 0
@@ -100,7 +104,7 @@ async def run_test_every_access_through_once_and_answered_two_clocks_late(dut):
             assert clocks < 20, f"access {i}: no answer"
         dat_r = int(_sig(dut, "request", "dat_r").value)
         assert not (ack and err), i
-        assert err == (access["adr"] % ERR_EVERY == 0), (i, access, ack, err)
+        assert err == answers_err(access["adr"]), (i, access, ack, err)
         if ack and not we:
             assert dat_r == read_data(access["adr"]), (i, hex(dat_r))
         clocks_taken.append(clocks + 1)          # the edge after this ReadOnly samples the answer
@@ -119,7 +123,7 @@ async def run_test_every_access_through_once_and_answered_two_clocks_late(dut):
 
     # each access reached the slave once, as the master gave it
     assert seen == sent, (len(seen), len(sent), [(i, s, t) for i, (s, t) in enumerate(zip(seen, sent)) if s != t][:1])
-    errors = sum(1 for a in sent if a["adr"] % ERR_EVERY == 0)
+    errors = sum(1 for a in sent if answers_err(a["adr"]))
     assert 0 < errors < ACCESSES
     # a slave answering after w clocks (connected directly: w + 1 edges from the request to the edge
     # that samples the answer) answers the master through the stage in w + 3: one edge into the
