@@ -335,6 +335,8 @@ def measure_size(tester: Tester, plan: SweepPlan, stream: Stream, results: Resul
         "drop_rate": lost / sent if sent else 0.0,
         "rx_fps": rx_fps, "theoretical_fps": theo,
         "drop_rate_vs_theoretical": max(0.0, 1 - rx_fps / theo) if theo else 0.0,
+        # a window holds a whole number of frames: at a steady rate, within one frame of rate x window
+        "drop_rate_vs_theoretical_resolution": 1 / (theo * window) if theo and window else None,
         "trend": time_series_fit(samples),
         "loss_events": tester.loss_events(rx, limit=LOSS_EVENTS_KEPT + 1),
     }

@@ -3,6 +3,7 @@
 
 import csv
 import json
+import math
 import os
 from pathlib import Path
 
@@ -79,6 +80,17 @@ def trend_text(trend: dict) -> str:
     return "-" if slope is None else f"{slope:.1f}"
 
 
+def drop_vs_line_rate_text(size: dict) -> str:
+    """Received frames against the line-rate maximum (%), ± one frame in the window: a window holds a
+    whole number of frames, so that is what the count can resolve; as many decimals as that supports."""
+    value, resolution = 100 * size["drop_rate_vs_theoretical"], size.get("drop_rate_vs_theoretical_resolution")
+    if resolution is None:          # results written before the resolution was recorded
+        return f"{value:.3f}"
+    resolution *= 100
+    decimals = min(8, max(3, 1 - math.floor(math.log10(resolution))))
+    return f"{value:.{decimals}f} ± {resolution:.{decimals}f}"
+
+
 def percentile_text(q: dict) -> str:
     """A percentile as value ± bound, or the open side where it fell outside the histogram's bins."""
     if q["value_ns"] is not None:
@@ -113,7 +125,7 @@ def markdown_table(summary: dict) -> str:
         rfc = rfc1242_value(summary["fit"]["mode"], lat["mean"], s["latency_lifo_ns"]["mean"])
         lines.append(
             f"| {s['size_bytes']} | {fr['tx']} | {fr['rx']} | {fr['lost']} | {fr['reordered']} | {fr['duplicate']} | "
-            f"{f(100 * s['drop_rate'], '.3f')} | {f(100 * s['drop_rate_vs_theoretical'], '.3f')} | "
+            f"{f(100 * s['drop_rate'], '.3f')} | {drop_vs_line_rate_text(s)} | "
             f"{f(lat['min'])} | {f(lat['mean'])} | {f(lat['max'])} | {f(lat['stdev'])} | "
             f"{f(rfc)} | {trend_text(s['trend'])} | {f(lat.get('jitter_mean'), '.2f')} / {f(lat.get('jitter_max'))} |")
     with_pct = [s for s in summary["sizes"] if s.get("percentiles")]
@@ -187,8 +199,9 @@ def plot(path: Path, summary: dict, samples: list[dict]) -> list[Path]:
     fig, ax = plt.subplots(figsize=(7, 4.5))
     sz = [s["size_bytes"] for s in summary["sizes"]]
     ax.plot(sz, [100 * s["drop_rate"] for s in summary["sizes"]], "o-", label="exact (sequence tracker)")
-    ax.plot(sz, [100 * s["drop_rate_vs_theoretical"] for s in summary["sizes"]], "s--",
-            label="received vs line-rate maximum")
+    ax.errorbar(sz, [100 * s["drop_rate_vs_theoretical"] for s in summary["sizes"]],
+                yerr=[100 * (s.get("drop_rate_vs_theoretical_resolution") or 0) for s in summary["sizes"]],
+                fmt="s--", capsize=3, label="received vs line-rate maximum (± one frame in the window)")
     ax.set_xlabel("frame size (bytes)")
     ax.set_ylabel("frame drop rate (%)")
     ax.legend()

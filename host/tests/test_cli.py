@@ -68,16 +68,28 @@ def test_sweep_fit_recovers_switch(twin_link, tmp_path, latency_ns, per_byte_ns,
     rows = [line.split("|") for line in markdown_table(s).split("\n\n")[0].splitlines() if line.startswith("| ")
             and line.split("|")[1].strip().isdigit()]
     assert rows and all(float(r[13]) >= 0 for r in rows), rows
+    # received against the line-rate maximum: printed with its resolution, one frame in the window
+    assert all(len(r[8].split("±")) == 2 for r in rows), rows
     if not cut_through and per_byte_ns == 8.0:
         assert abs(fit["bandwidth_gbps"] - 1.0) < 0.002
     for size in s["sizes"]:
         assert size["frames"]["lost"] == 0 and size["frames"]["tx"] == size["frames"]["rx"] > 0
         # LIFO (RFC 1242): FIFO less the frame's time on the wire, 8 ns a byte at 1 Gb/s (not the switch's per-byte)
         assert size["latency_lifo_ns"]["mean"] == pytest.approx(size["latency_ns"]["mean"] - 8 * size["size_bytes"])
+        samples = _samples_of(out, size["size_bytes"])
+        period_s = 1 / size["theoretical_fps"]
+        assert size["drop_rate_vs_theoretical_resolution"] == pytest.approx(
+            period_s / sum(r["duration_s"] for r in samples), rel=1e-9)
+        if per_byte_ns in (0.0, 8.0):
+            # an egress at line rate forwards at line rate: the intervals after the first (which may
+            # begin before the first frame is through) hold the frames of their exact length, to one
+            # frame and the tick an exit may be rounded by
+            rest = samples[1:]
+            window_s, frames = sum(r["duration_s"] for r in rest), sum(r["rx_frames"] for r in rest)
+            assert abs(frames - window_s / period_s) <= 1 + 8e-9 / period_s, (size["size_bytes"], frames, window_s)
         # percentiles over the intervals after the bins were set from the first: every frame of those
         # intervals binned once (the recorder's edges cleared the bins until then), in order, in [min, max]
         h, pct = size["histogram"], size["percentiles"]
-        samples = _samples_of(out, size["size_bytes"])
         assert len(samples) == 10 and 1 <= h["from_interval"] < len(samples)
         assert sum(h["counts"]) + h["below"] + h["above"] == h["frames"] > 0
         assert h["frames"] == sum(r["lat_count"] for r in samples[h["from_interval"]:])
