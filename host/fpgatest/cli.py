@@ -416,6 +416,7 @@ def cmd_run(args) -> int:
     from rich.console import Console
     from rich.table import Table
 
+    from fpgatest.driver import TICK_NS
     from fpgatest.measure import SweepPlan, measure_size
     from fpgatest.output import number_text
     from fpgatest.tester import Stream
@@ -434,11 +435,13 @@ def cmd_run(args) -> int:
         prepare(t, args, [args.tx_port, args.rx_port])
         console.print(f"[bold]{args.proto} {args.size} B[/] port {args.tx_port} -> port {args.rx_port}, "
                       f"{duration} s in {interval} s intervals")
-        console.print(f"{'t (s)':>10} {'rx fps':>12} {'line-rate fps':>13} {'min ns':>9} {'mean ns':>9} "
+        # an interval holds a whole number of frames: its rate is known to one frame per interval
+        console.print(f"{'t (s)':>10} {'rx fps (± 1 frame)':>22} {'line-rate fps':>13} {'min ns':>9} {'mean ns':>9} "
                       f"{'max ns':>9}")
 
         def show(row):
-            console.print(f"{row['t_start_s'] + row['duration_s']:>10.4f} {row['rx_fps']:>12.1f} "
+            rate = f"{row['rx_fps']:.0f} ± {1 / row['duration_s']:.0f}" if row["duration_s"] > 0 else "-"
+            console.print(f"{row['t_start_s'] + row['duration_s']:>10.4f} {rate:>22} "
                           f"{row['theoretical_fps']:>13.1f} {number_text(row['latency_min_ns']):>9} "
                           f"{number_text(row['latency_mean_ns']):>9} {number_text(row['latency_max_ns']):>9}")
 
@@ -451,8 +454,8 @@ def cmd_run(args) -> int:
     console.print(table)
     lat = record["latency_ns"]
     console.print(f"latency min {number_text(lat['min'])} / mean {number_text(lat['mean'])} / "
-                  f"max {number_text(lat['max'])} ns, stdev {number_text(lat['stdev'])} ns; "
-                  f"drop rate {100 * record['drop_rate']:.4f} %")
+                  f"max {number_text(lat['max'])} ns (stamps ± {TICK_NS / 2:g} ns), stdev {number_text(lat['stdev'])} ns")
+    console.print(f"drop rate {100 * record['drop_rate']:.4f} % (exact: sequence numbers)")
     return 0
 
 
