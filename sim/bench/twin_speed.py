@@ -5,11 +5,17 @@ full twin (boards.twin --full: both directions on both ports, every engine), the
 can both send at line rate. The default twin (the 5A-75B's directions: port 0 sends, port 1 receives) is
 measured beside them, with its one sender at line rate, and the full twin built with Etherbone on port 1
 (boards.twin --etherbone: LiteEth's UDP/IP core and Etherbone master beside port 1, idle while measured;
-what the option costs the twin's speed)."""
+what the option costs the twin's speed). And in the same rounds the twin issue 11 measured, main as it
+was when the issue was filed (ISSUE_TWIN_COMMIT: both directions on both ports, as the full twin),
+taken from this repository's history and measured by its own bench script: the speed-up the issue
+asks for, side by side."""
 
 import argparse
 import json
+import os
+import shutil
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -19,6 +25,45 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from boards import twin  # noqa: E402
 from fpgatest.driver import Device  # noqa: E402
 from fpgatest.tester import Stream, Tester  # noqa: E402
+
+
+ROOT = Path(__file__).resolve().parents[2]
+# main when issue 11 ("the twin: four to ten times faster") was filed
+ISSUE_TWIN_COMMIT = "41e5ebadb60eef0e961890882f3f7a579b0422a7"
+
+
+def issue_twin_tree(out_dir: Path) -> Path:
+    """The sources of ISSUE_TWIN_COMMIT in out_dir/twin-issue11 (from git; kept while they are that
+    commit's). RuntimeError where the history does not hold the commit (a shallow clone)."""
+    tree = out_dir / "twin-issue11"
+    stamp = tree / ".commit"
+    if stamp.exists() and stamp.read_text() == ISSUE_TWIN_COMMIT:
+        return tree
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", ISSUE_TWIN_COMMIT], capture_output=True)
+    if archive.returncode:
+        raise RuntimeError(f"commit {ISSUE_TWIN_COMMIT[:7]} is not in this clone's history "
+                           f"({archive.stderr.decode(errors='replace').strip()}): a full clone measures it")
+    shutil.rmtree(tree, ignore_errors=True)
+    tree.mkdir(parents=True)
+    subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
+    stamp.write_text(ISSUE_TWIN_COMMIT)
+    return tree
+
+
+def issue_speed(tree: Path, seconds: float) -> dict:
+    """One round of the issue's twin, built and measured by its own bench script (its first run builds
+    it, in tree/build/twin): idle, and both ports sending 64-byte frames at line rate."""
+    env = {k: v for k, v in os.environ.items() if k != "FPGATEST_ROOT"}
+    env["PYTHONPATH"] = os.pathsep.join(str(tree / d) for d in ("host", "sim", "."))
+    out = tree / "build" / "bench" / "round.json"
+    done = subprocess.run([sys.executable, "-m", "sim.bench.twin_speed", "--out", str(out), "--seconds", str(seconds)],
+                          cwd=tree, env=env, capture_output=True, text=True)
+    if done.returncode:
+        tail = (done.stdout + done.stderr).strip().splitlines()[-5:]
+        raise RuntimeError(f"the issue's twin ({ISSUE_TWIN_COMMIT[:7]}) failed: " + " / ".join(tail))
+    report = json.loads(out.read_text())
+    return {"idle": report["idle"], "line_rate": {**report["line_rate_both_ports"], "senders": [0, 1]},
+            "register_read_ms": report["register_read_ms"]}
 
 
 def measure(tester: Tester, seconds: float) -> dict:
@@ -90,10 +135,19 @@ def main() -> int:
                 twin.build(litex_dir, flow="litex", variant="full")
             finally:
                 sys.stdout, sys.stderr = saved
+    issue_skipped = None
+    try:
+        issue_tree = issue_twin_tree(args.out.resolve().parent)
+    except RuntimeError as err:
+        issue_tree, issue_skipped = None, str(err)
+        print(f"warning: {err}", file=sys.stderr)
     runs = {flow: [] for flow in builds}
+    issue_runs = []
     for _ in range(args.rounds):
         for flow, (build_dir, variant, etherbone) in builds.items():
             runs[flow].append(speed(build_dir, variant, etherbone, args.seconds))
+        if issue_tree:
+            issue_runs.append(issue_speed(issue_tree, args.seconds))
 
     def median(flow: str, value) -> float:
         return statistics.median_high(value(run) for run in runs[flow])
@@ -110,6 +164,19 @@ def main() -> int:
     report["speedup_over_litex"] = {
         "idle": m["twin"]["idle_cycles_per_s"] / m["litex"]["idle_cycles_per_s"],
         "line_rate": m["twin"]["line_rate_cycles_per_s"] / m["litex"]["line_rate_cycles_per_s"]}
+    if issue_runs:
+        issue = {"idle_cycles_per_s": statistics.median_high(r["idle"]["cycles_per_s"] for r in issue_runs),
+                 "line_rate_cycles_per_s": statistics.median_high(r["line_rate"]["cycles_per_s"] for r in issue_runs),
+                 "line_rate_senders": [0, 1],
+                 "register_read_ms": statistics.median_high(r["register_read_ms"] for r in issue_runs)}
+        report["issue_twin"] = {"commit": ISSUE_TWIN_COMMIT, "runs": issue_runs, "median": issue}
+        # today's twins against the issue's, in the same rounds (the default twin has one sender)
+        report["speedup_over_issue_twin"] = {
+            flow: {"idle": m[flow]["idle_cycles_per_s"] / issue["idle_cycles_per_s"],
+                   "line_rate": m[flow]["line_rate_cycles_per_s"] / issue["line_rate_cycles_per_s"]}
+            for flow in ("twin", "default")}
+    else:
+        report["issue_twin"] = {"commit": ISSUE_TWIN_COMMIT, "skipped": issue_skipped}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1))
     names = {"twin": "full twin, twin's build", "litex": "full twin, LiteX's build",
@@ -124,6 +191,13 @@ def main() -> int:
               f"{m[flow]['snapshot_round_trips']:g} round trips (median of {args.rounds})")
     s = report["speedup_over_litex"]
     print(f"the twin's build against LiteX's: {s['idle']:.2f}x idle, {s['line_rate']:.2f}x at line rate")
+    if issue_runs:
+        print(f"the issue's twin ({ISSUE_TWIN_COMMIT[:7]}, both directions): {issue['idle_cycles_per_s'] / 1e6:.2f} M "
+              f"cycles/s idle, {issue['line_rate_cycles_per_s'] / 1e6:.2f} M with both ports at line rate "
+              f"(median of {args.rounds}, in the same rounds)")
+        for flow, label in (("twin", "full twin"), ("default", "default twin")):
+            x = report["speedup_over_issue_twin"][flow]
+            print(f"{label} against the issue's twin: {x['idle']:.2f}x idle, {x['line_rate']:.2f}x at line rate")
     print(f"wrote {args.out}")
     return 0
 
