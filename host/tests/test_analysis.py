@@ -54,3 +54,16 @@ def test_fill_within_the_first_sample():
     phases = ramp_plateau(pts)
     assert phases["kind"] == "fill" and phases["rate_ns_per_s"] is None
     assert phases["steady_latency_ns"] == pytest.approx(1e6) and phases["ramp_end_s"] == pytest.approx(0.001)
+
+
+@pytest.mark.parametrize("drop,resolution,text", [
+    (0.0000528, 0.000284, "0.005 ± 0.028"),          # 3,520 frames in the window: three decimals
+    (0.0, 0.0000336, "0.0000 ± 0.0034"),             # as many decimals as the resolution's first digit needs
+    (0.25, 7e-9, "25.00000000 ± 0.00000070"),        # 100 s of 64-byte frames: at most eight
+    (0.0000528, None, "0.005"),                      # results written before the resolution was kept
+])
+def test_drop_against_line_rate_carries_its_resolution(drop, resolution, text):
+    from fpgatest.output import drop_vs_line_rate_text
+
+    assert drop_vs_line_rate_text({"drop_rate_vs_theoretical": drop,
+                                   "drop_rate_vs_theoretical_resolution": resolution}) == text
