@@ -20,14 +20,14 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
 
 from boards import twin  # noqa: E402
 from fpgatest.driver import Device  # noqa: E402
 from fpgatest.tester import Stream, Tester  # noqa: E402
 
 
-ROOT = Path(__file__).resolve().parents[2]
 # main when issue 11 ("the twin: four to ten times faster") was filed
 ISSUE_TWIN_COMMIT = "41e5ebadb60eef0e961890882f3f7a579b0422a7"
 
@@ -108,6 +108,22 @@ def speed(build_dir: Path, variant: str, etherbone: bool, seconds: float) -> dic
             "snapshot_ms": snapshot_ms, "snapshot_round_trips": len(trips) / 5}
 
 
+def medians(runs: list[dict], keys: tuple[str, ...]) -> dict:
+    """One build's figures over its rounds (the higher middle value): cycles per second idle and at
+    line rate, which ports sent, and the other figures named in keys."""
+    def median(value) -> float:
+        return statistics.median_high(value(run) for run in runs)
+    return {"idle_cycles_per_s": median(lambda run: run["idle"]["cycles_per_s"]),
+            "line_rate_cycles_per_s": median(lambda run: run["line_rate"]["cycles_per_s"]),
+            "line_rate_senders": runs[0]["line_rate"]["senders"],
+            **{key: median(lambda run, key=key: run[key]) for key in keys}}
+
+
+def speedup(build: dict, reference: dict) -> dict:
+    """build's medians over reference's, idle and at line rate."""
+    return {state: build[f"{state}_cycles_per_s"] / reference[f"{state}_cycles_per_s"] for state in ("idle", "line_rate")}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--out", type=Path, required=True)
@@ -149,32 +165,16 @@ def main() -> int:
         if issue_tree:
             issue_runs.append(issue_speed(issue_tree, args.seconds))
 
-    def median(flow: str, value) -> float:
-        return statistics.median_high(value(run) for run in runs[flow])
-
-    report = {"rounds": args.rounds, "seconds_per_measurement": args.seconds, "runs": runs, "median": {}}
-    for flow in builds:
-        report["median"][flow] = {
-            "idle_cycles_per_s": median(flow, lambda run: run["idle"]["cycles_per_s"]),
-            "line_rate_cycles_per_s": median(flow, lambda run: run["line_rate"]["cycles_per_s"]),
-            "line_rate_senders": runs[flow][0]["line_rate"]["senders"],
-            **{key: median(flow, lambda run, key=key: run[key])
-               for key in ("register_read_ms", "snapshot_ms", "snapshot_round_trips")}}
+    report = {"rounds": args.rounds, "seconds_per_measurement": args.seconds, "runs": runs,
+              "median": {flow: medians(runs[flow], ("register_read_ms", "snapshot_ms", "snapshot_round_trips"))
+                         for flow in builds}}
     m = report["median"]
-    report["speedup_over_litex"] = {
-        "idle": m["twin"]["idle_cycles_per_s"] / m["litex"]["idle_cycles_per_s"],
-        "line_rate": m["twin"]["line_rate_cycles_per_s"] / m["litex"]["line_rate_cycles_per_s"]}
+    report["speedup_over_litex"] = speedup(m["twin"], m["litex"])
     if issue_runs:
-        issue = {"idle_cycles_per_s": statistics.median_high(r["idle"]["cycles_per_s"] for r in issue_runs),
-                 "line_rate_cycles_per_s": statistics.median_high(r["line_rate"]["cycles_per_s"] for r in issue_runs),
-                 "line_rate_senders": [0, 1],
-                 "register_read_ms": statistics.median_high(r["register_read_ms"] for r in issue_runs)}
+        issue = medians(issue_runs, ("register_read_ms",))
         report["issue_twin"] = {"commit": ISSUE_TWIN_COMMIT, "runs": issue_runs, "median": issue}
         # today's twins against the issue's, in the same rounds (the default twin has one sender)
-        report["speedup_over_issue_twin"] = {
-            flow: {"idle": m[flow]["idle_cycles_per_s"] / issue["idle_cycles_per_s"],
-                   "line_rate": m[flow]["line_rate_cycles_per_s"] / issue["line_rate_cycles_per_s"]}
-            for flow in ("twin", "default")}
+        report["speedup_over_issue_twin"] = {flow: speedup(m[flow], issue) for flow in ("twin", "default")}
     else:
         report["issue_twin"] = {"commit": ISSUE_TWIN_COMMIT, "skipped": issue_skipped}
     args.out.parent.mkdir(parents=True, exist_ok=True)
