@@ -7,7 +7,7 @@ import math
 import os
 from pathlib import Path
 
-from fpgatest.analysis import rfc1242_value
+from fpgatest.analysis import TICK_NS, rfc1242_value
 
 SAMPLE_COLUMNS = [
     "size_bytes", "interval", "t_start_s", "duration_s", "tx_frames", "rx_frames", "rx_fps",
@@ -139,7 +139,7 @@ def markdown_table(summary: dict) -> str:
         lines.append("")
         lines.append("Percentiles (nearest rank, FIFO) from the histogram, over the intervals after the bins were set "
                      "from the first interval's range (summary.json: histogram.from_interval): the middle of the bin that "
-                     "holds each, narrowed by the exact min and max, ± half its width plus the stamps' ±4 ns.")
+                     f"holds each, narrowed by the exact min and max, ± half its width plus the stamps' ±{TICK_NS / 2:g} ns.")
     fit = summary["fit"]
     lines += ["", "| fit | slope (ns/B) | ± se | ± resolution | intercept (ns) | ± se | ± resolution | "
                   "bandwidth (Gb/s) | mode |",
@@ -153,12 +153,13 @@ def markdown_table(summary: dict) -> str:
                      f"{f(m['intercept_se'], '.2f')} | {f(m['intercept_resolution_ns'], '.1f')} | "
                      f"{f(m['bandwidth_gbps'], '.3f')} | {m['mode']} |")
     lines.append("")
-    lines.append("Latency min/mean/max and the RFC 1242 column: differences of 8 ns stamps, each ± 4 ns. Drop %: "
+    lines.append(f"Latency min/mean/max and the RFC 1242 column: differences of {TICK_NS:g} ns stamps, each "
+                 f"± {TICK_NS / 2:g} ns. Drop %: "
                  "exact, from the sequence numbers; vs line rate: received frames/s against the maximum, ± one "
                  "frame in the window. "
                  "se: statistical standard error from the scatter between sizes (- with two sizes); "
-                 "resolution: the bound the 8 ns stamps set. Jitter: |latency change| between consecutive "
-                 "frames (RFC 4689), each change a difference of stamps (±8 ns per frame pair). "
+                 f"resolution: the bound the {TICK_NS:g} ns stamps set. Jitter: |latency change| between consecutive "
+                 f"frames (RFC 4689), each change a difference of stamps (±{TICK_NS:g} ns per frame pair). "
                  + ("Latency column per RFC 1242: LIFO (store-and-forward)." if fit["mode"] == "store-and-forward"
                     else "Latency column per RFC 1242: FIFO (not store-and-forward)."))
     lines += [f"warning: {w}" for w in fit["warnings"] + fit["min_fit"]["warnings"]]
