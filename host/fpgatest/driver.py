@@ -5,7 +5,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from fpgatest.transport import LinkError, open_url
+from fpgatest.transport import MAX_BURST, LinkError, open_url
 
 TICK_NS = 8.0  # the tester's tick (csr.json: FPGATEST_TICK_NS; Device refuses a map that differs)
 SNAPSHOT_POLLS = 100  # reads of the latch flags before a snapshot is given up
@@ -135,21 +135,57 @@ class Device:
 
     def read_many(self, names: list[str]) -> dict[str, int]:
         """Read several registers, merging neighbours into bursts (one round trip per run of addresses)."""
-        regs = sorted((self.map[n] for n in names), key=lambda r: r.addr)
         out = {}
-        i = 0
-        while i < len(regs):
-            j = i
-            while j + 1 < len(regs) and regs[j + 1].addr == regs[j].addr + 4 * regs[j].words:
-                j += 1
-            total = sum(r.words for r in regs[i:j + 1])
-            words = self.bus.read(regs[i].addr, total)
-            pos = 0
-            for r in regs[i:j + 1]:
-                out[r.name] = join_words(words[pos:pos + r.words])
-                pos += r.words
-            i = j + 1
+        for addr, total, regs in self._runs(names):
+            out.update(self._split(regs, self.bus.read(addr, total)))
         return out
+
+    def _runs(self, names: list[str]) -> list[tuple]:
+        """The registers as runs of neighbouring addresses: (address, words, registers) each."""
+        regs = sorted((self.map[n] for n in names), key=lambda r: r.addr)
+        runs = []
+        for r in regs:
+            if runs and r.addr == runs[-1][0] + 4 * runs[-1][1]:
+                runs[-1] = (runs[-1][0], runs[-1][1] + r.words, runs[-1][2] + [r])
+            else:
+                runs.append((r.addr, r.words, [r]))
+        return runs
+
+    @staticmethod
+    def _split(regs: list, words: list[int]) -> dict[str, int]:
+        """A run's words as its registers' values."""
+        out, pos = {}, 0
+        for r in regs:
+            out[r.name] = join_words(words[pos:pos + r.words])
+            pos += r.words
+        return out
+
+    def batch(self, ops: list[tuple], retry: bool = True) -> list[list[int]]:
+        """("read", addr, count) and ("write", addr, words), in order; returns each read's words. One
+        round trip where the bridge allows it: what waits in the bridge while it replies is at most the
+        smaller of the request and the reply, and that must be within reply_window. One by one
+        otherwise. retry=False when a write has side effects (see UartBone._exchange)."""
+        parts = []      # (op, the index of the read it belongs to) with every op at most MAX_BURST words
+        for i, (kind, addr, arg) in enumerate(ops):
+            size = arg if kind == "read" else len(arg)
+            for start in range(0, size, MAX_BURST):
+                part = min(MAX_BURST, size - start) if kind == "read" else arg[start:start + MAX_BURST]
+                parts.append(((kind, addr + 4 * start, part), i))
+        request = sum(6 + (0 if op[0] == "read" else 4 * len(op[2])) for op, _ in parts)
+        reply = 4 * sum(op[2] for op, _ in parts if op[0] == "read")
+        if hasattr(self.bus, "transact") and min(request, reply) <= self.reply_window:
+            words = self.bus.transact([op for op, _ in parts], retry)
+        else:
+            words = []
+            for kind, addr, arg in (op for op, _ in parts):
+                if kind == "read":
+                    words.append(self.bus.read(addr, arg))
+                else:
+                    self.bus.write(addr, arg)
+        out = {i: [] for i, (kind, _, _) in enumerate(ops) if kind == "read"}
+        for (op, i), got in zip((p for p in parts if p[0][0] == "read"), words):
+            out[i] += got
+        return list(out.values())
 
     def write(self, name: str, value: int) -> None:
         port, _, field = name.partition("_")
@@ -300,34 +336,51 @@ class Device:
         return values
 
     def snapshot(self, clear: bool = False, clear_stats: bool = False) -> dict:
-        """Latch every port at the same clock edge, then read it all.
+        """Latch every port at the same clock edge, then read it all: the pulse and every read in one
+        round trip where the bridge allows it (see batch).
 
         clear: restart every counter at that edge; clear_stats: restart only the latency statistics
         (min/max/sum and the histogram), so that they describe the interval to the next snapshot.
         """
-        self.pulse("tester_control", "snapshot", *(["clear"] if clear else []),
-                   *(["clear_stats", "clear_hist"] if clear_stats else []))
-        names = ["tester_time"]
-        for port in range(self.map.n_ports()):
-            names += self.port_names(port, "stat_")
-        values = self.read_many(names)
+        bits = self.control_bits("tester_control")
+        fields = ["snapshot", *(["clear"] if clear else []), *(["clear_stats", "clear_hist"] if clear_stats else [])]
+        ctl = self.map["tester_control"]
+        first = [("write", ctl.addr, [sum(bits[f] for f in fields)])]
+        time_runs = self._runs(["tester_time"])
+        first += [("read", addr, total) for addr, total, _ in time_runs]
+        counters = self.map.memories
+        n_counters = 2 * len(self.map.counters())
         # the counter bank and the histogram take a few dozen clocks to latch (the tracker's part up to
         # a few thousand after a jump past its window); the busy flags are a port's first stat_*
-        # registers, so a burst that finds them low read the whole snapshot after them. Otherwise wait
-        # and read the port again
-        for port in range(self.map.n_ports()):
-            busy = [f"port{port}_stat_counters_busy", f"port{port}_stat_hist_busy"]
-            if any(values[name] for name in busy):
-                for _ in range(SNAPSHOT_POLLS):
-                    if not any(self.read_many(busy).values()):
-                        break
-                else:
-                    raise LinkError(f"{self.url}: port {port} still latching its snapshot after {SNAPSHOT_POLLS} "
-                                    "reads (a few thousand clocks at most on an fpgatest): the device does not "
-                                    "behave as one")
-                values.update(self.read_many(self.port_names(port, "stat_")))
-            values.update(self.read_counters(port))
-        return values
+        # registers, so a burst that finds them low read the port's snapshot after them, and its
+        # counters read after that burst are latched too. A port found busy is read again, whole
+        values, pending = {}, list(range(self.map.n_ports()))
+        for _ in range(SNAPSHOT_POLLS):
+            runs = {port: self._runs(self.port_names(port, "stat_")) for port in pending}
+            ops = first + [("read", addr, total) for port in pending for addr, total, _ in runs[port]]
+            ops += [("read", counters[f"port{port}_counters"], n_counters) for port in pending]
+            # a lost reply must not pulse again: a second clear would drop what came between the two
+            replies = iter(self.batch(ops, retry=not first or not (clear or clear_stats)))
+            for _, _, regs in time_runs if first else []:
+                values.update(self._split(regs, next(replies)))
+            read = {port: {} for port in pending}
+            for port in pending:
+                for _, _, regs in runs[port]:
+                    read[port].update(self._split(regs, next(replies)))
+            for port in list(pending):
+                words = next(replies)
+                if read[port][f"port{port}_stat_counters_busy"] or read[port][f"port{port}_stat_hist_busy"]:
+                    continue
+                values.update(read[port])
+                names = self.map.counters()
+                values.update({f"port{port}_stat_{name}": (words[2 * i] << 32) | words[2 * i + 1]
+                               for i, name in enumerate(names)})
+                pending.remove(port)
+            first = []
+            if not pending:
+                return values
+        raise LinkError(f"{self.url}: port {pending[0]} still latching its snapshot after {SNAPSHOT_POLLS} reads (a "
+                        "few thousand clocks at most on an fpgatest): the device does not behave as one")
 
 
 class IntervalRing:

@@ -2,6 +2,7 @@
 """Transports to the SoC's CSR bus: UARTBone over pyserial (serial port or socket:// for the twin), Etherbone over
 UDP, and a running litex_server (litex://: whatever bridge it holds, shared with LiteX's own tools)."""
 
+import socket
 import time
 from urllib.parse import urlparse
 
@@ -30,6 +31,11 @@ class UartBone:
             self.port = serial.serial_for_url(url, baudrate=baudrate, timeout=timeout_s, write_timeout=timeout_s)
         except (serial.SerialException, OSError, ValueError) as err:
             raise LinkError(f"cannot open {url}: {err}") from None
+        # pyserial's socket:// leaves Nagle's algorithm on: a request sent while an earlier one (a write,
+        # which has no reply) is not yet acknowledged waited for the twin's delayed ACK, 40 ms
+        sock = getattr(self.port, "_socket", None)
+        if sock is not None:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     def close(self):
         self.port.close()
@@ -72,26 +78,40 @@ class UartBone:
             req += b"".join((v & 0xFFFFFFFF).to_bytes(4, "big") for v in chunk)
             self._exchange(req, 0)
 
+    def transact(self, ops: list[tuple], retry: bool = True) -> list[list[int]]:
+        """Several commands in one request and their replies in one read: one round trip. ops are
+        ("read", addr, count), ("write", addr, words) and ("write_fixed", addr, words) (the words one
+        after another into the one register at addr), each of at most MAX_BURST words; returns each
+        read's words, in order. Only for a bridge that keeps what arrives while it replies, within what
+        it keeps: see Device.reply_window. retry=False when a command has side effects (see _exchange)."""
+        request, lengths = b"", []
+        for kind, addr, arg in ops:
+            if kind == "read":
+                request += bytes([CMD_READ_BURST_INCR, arg]) + (addr // 4).to_bytes(4, "big")
+                lengths.append(arg)
+            else:
+                cmd = CMD_WRITE_BURST_FIXED if kind == "write_fixed" else CMD_WRITE_BURST_INCR
+                request += (bytes([cmd, len(arg)]) + (addr // 4).to_bytes(4, "big")
+                            + b"".join((v & 0xFFFFFFFF).to_bytes(4, "big") for v in arg))
+        reply = self._exchange(request, 4 * sum(lengths), retry)
+        out, pos = [], 0
+        for n in lengths:
+            out.append([int.from_bytes(reply[pos + 4 * i:pos + 4 * i + 4], "big") for i in range(n)])
+            pos += 4 * n
+        return out
+
     def read_indexed(self, index_addr: int, index_writes: list[list[int]], data_addr: int, words: int,
                      per_request: int = 16, fixed: bool = False, retry: bool = True) -> list[list[int]]:
         """For each entry of index_writes: write its words from index_addr on (selecting, e.g., one
         histogram bin), or into index_addr one after another if fixed (bit-banging), then read `words`
         words at data_addr. The pairs go in one request per `per_request`, in order: one round trip
-        where a loop would take one per write and one per read. Only for a bridge that keeps what
-        arrives while it replies, within what it keeps: see Device.reply_window. retry=False when
-        the writes have side effects (see _exchange)."""
-        write_cmd = CMD_WRITE_BURST_FIXED if fixed else CMD_WRITE_BURST_INCR
+        where a loop would take one per write and one per read (see transact)."""
+        write = "write_fixed" if fixed else "write"
         out = []
         for start in range(0, len(index_writes), per_request):
             chunk = index_writes[start:start + per_request]
-            req = b"".join(bytes([write_cmd, len(w)]) + (index_addr // 4).to_bytes(4, "big")
-                           + b"".join((v & 0xFFFFFFFF).to_bytes(4, "big") for v in w)
-                           + bytes([CMD_READ_BURST_INCR, words]) + (data_addr // 4).to_bytes(4, "big")
-                           for w in chunk)
-            reply = self._exchange(req, 4 * words * len(chunk), retry)
-            for k in range(len(chunk)):
-                part = reply[4 * words * k:4 * words * (k + 1)]
-                out.append([int.from_bytes(part[4 * w:4 * w + 4], "big") for w in range(words)])
+            out += self.transact([op for w in chunk for op in ((write, index_addr, w), ("read", data_addr, words))],
+                                 retry)
         return out
 
     def write_fixed(self, addr: int, values: list[int]) -> None:

@@ -1,9 +1,13 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""UARTBone requests on the wire: pipelined write-then-read pairs, and which requests are tried again."""
+"""UARTBone requests on the wire: pipelined write-then-read pairs and batches of commands, which requests are
+tried again, and when a batch goes as one request."""
+
+import socket
 
 import pytest
 
-from fpgatest.transport import CMD_READ_BURST_INCR, CMD_WRITE_BURST_FIXED, LinkError, UartBone
+from fpgatest.driver import Device
+from fpgatest.transport import CMD_READ_BURST_INCR, CMD_WRITE_BURST_FIXED, CMD_WRITE_BURST_INCR, LinkError, UartBone
 
 
 class ShortPort:
@@ -82,3 +86,83 @@ def test_etherbone_records_hold_at_most_255_words():
     eb.write(0x2000, list(range(300)))
     assert eb.comm.records == [("read", 0x1000, 255), ("read", 0x1000 + 4 * 255, 255), ("read", 0x1000 + 4 * 510, 90),
                                ("write", 0x2000, 255), ("write", 0x2000 + 4 * 255, 45)]
+
+
+class AnsweringPort(ShortPort):
+    """A serial port that answers every request with the bytes it is given."""
+
+    def __init__(self, reply: bytes):
+        super().__init__()
+        self.reply = reply
+
+    def read(self, n):
+        return self.reply[:n]
+
+
+def test_commands_in_one_request_and_their_replies_in_one_read():
+    """transact: a write, a fixed-address write and two reads as one request, the reply cut at the reads."""
+    reply = b"".join(v.to_bytes(4, "big") for v in (7, 8, 9))
+    port = AnsweringPort(reply)
+    got = bone_on(port).transact([("write", 0x10, [1]), ("read", 0x20, 2), ("write_fixed", 0x30, [2, 3]),
+                                  ("read", 0x40, 1)])
+    assert got == [[7, 8], [9]]
+    assert port.requests == [bytes([CMD_WRITE_BURST_INCR, 1]) + (4).to_bytes(4, "big") + (1).to_bytes(4, "big")
+                             + bytes([CMD_READ_BURST_INCR, 2]) + (8).to_bytes(4, "big")
+                             + bytes([CMD_WRITE_BURST_FIXED, 2]) + (12).to_bytes(4, "big") + (2).to_bytes(4, "big")
+                             + (3).to_bytes(4, "big") + bytes([CMD_READ_BURST_INCR, 1]) + (16).to_bytes(4, "big")]
+
+
+def test_a_socket_sends_each_request_at_once():
+    """socket:// (the twin) turns Nagle's algorithm off: with it on, a request sent while a write (which
+    has no reply) was not yet acknowledged waited for the far end's delayed ACK, 40 ms a time."""
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        bone = UartBone(f"socket://127.0.0.1:{server.getsockname()[1]}")
+        try:
+            assert bone.port._socket.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+        finally:
+            bone.close()
+
+
+class RecordingBus:
+    """A bus that records how it is called; reads answer each word's address."""
+
+    def __init__(self):
+        self.calls = []
+
+    def read(self, addr, n):
+        self.calls.append(("read", addr, n))
+        return [addr + 4 * i for i in range(n)]
+
+    def write(self, addr, values):
+        self.calls.append(("write", addr, list(values)))
+
+    def transact(self, ops, retry=True):
+        self.calls.append(("transact", list(ops), retry))
+        return [[addr + 4 * i for i in range(n)] for kind, addr, n in ops if kind == "read"]
+
+
+def device_on(bus, reply_window: int) -> Device:
+    dev = Device.__new__(Device)
+    dev.bus, dev.reply_window, dev.url = bus, reply_window, "test"
+    return dev
+
+
+def test_a_batch_is_one_request_where_the_bridge_keeps_it():
+    """Device.batch: one request when the smaller of request and reply fits what the bridge keeps while
+    it replies; reads longer than a burst go as bursts of 255 and come back joined; one by one, in
+    order, where the bridge keeps nothing or too little."""
+    ops = [("write", 0x100, [5]), ("read", 0x1000, 300), ("read", 0x2000, 1)]
+    expect = [[0x1000 + 4 * i for i in range(300)], [0x2000]]
+    bus = RecordingBus()
+    assert device_on(bus, 1 << 20).batch(ops, retry=False) == expect
+    assert bus.calls == [("transact", [("write", 0x100, [5]), ("read", 0x1000, 255), ("read", 0x1000 + 4 * 255, 45),
+                                       ("read", 0x2000, 1)], False)]
+    request = 10 + 3 * 6
+    for window in (request, request - 1, 0):
+        bus = RecordingBus()
+        assert device_on(bus, window).batch(ops) == expect
+        if window == request:     # the reply (1,204 bytes) is larger: the request is what may wait
+            assert [c[0] for c in bus.calls] == ["transact"]
+        else:
+            assert bus.calls == [("write", 0x100, [5]), ("read", 0x1000, 255), ("read", 0x1000 + 4 * 255, 45),
+                                 ("read", 0x2000, 1)]

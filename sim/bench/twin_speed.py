@@ -11,6 +11,7 @@ taken from this repository's history and measured by its own bench script: the s
 asks for, side by side."""
 
 import argparse
+import inspect
 import json
 import os
 import shutil
@@ -62,8 +63,17 @@ def issue_speed(tree: Path, seconds: float) -> dict:
         tail = (done.stdout + done.stderr).strip().splitlines()[-5:]
         raise RuntimeError(f"the issue's twin ({ISSUE_TWIN_COMMIT[:7]}) failed: " + " / ".join(tail))
     report = json.loads(out.read_text())
+    # its snapshot, with its own host and twin, timed as today's (snapshot_cost's text run there)
+    script = "\n".join(["import json, time", "from boards import twin", "from fpgatest.driver import Device",
+                         "from fpgatest.tester import Tester", inspect.getsource(snapshot_cost),
+                         "with twin.running() as (url, csr), Device(url, csr) as dev:",
+                         "    print(json.dumps(snapshot_cost(dev, Tester(dev))))"])
+    done = subprocess.run([sys.executable, "-c", script], cwd=tree, env=env, capture_output=True, text=True)
+    if done.returncode:
+        tail = (done.stdout + done.stderr).strip().splitlines()[-5:]
+        raise RuntimeError(f"the issue's twin ({ISSUE_TWIN_COMMIT[:7]}) failed its snapshot: " + " / ".join(tail))
     return {"idle": report["idle"], "line_rate": {**report["line_rate_both_ports"], "senders": [0, 1]},
-            "register_read_ms": report["register_read_ms"]}
+            "register_read_ms": report["register_read_ms"], **json.loads(done.stdout.strip().splitlines()[-1])}
 
 
 def measure(tester: Tester, seconds: float) -> dict:
@@ -96,16 +106,21 @@ def speed(build_dir: Path, variant: str, etherbone: bool, seconds: float) -> dic
         for _ in range(20):
             dev.read("tester_build_id")
         read_ms = (time.monotonic() - start) / 20 * 1000
-        trips = []
-        exchange = dev.bus._exchange
-        dev.bus._exchange = lambda *a: (trips.append(1), exchange(*a))[1]
-        start = time.monotonic()
-        for _ in range(5):
-            t.snapshot()
-        snapshot_ms = (time.monotonic() - start) / 5 * 1000
-        dev.bus._exchange = exchange
-    return {"idle": idle, "line_rate": {**busy, "senders": senders}, "register_read_ms": read_ms,
-            "snapshot_ms": snapshot_ms, "snapshot_round_trips": len(trips) / 5}
+        cost = snapshot_cost(dev, t)
+    return {"idle": idle, "line_rate": {**busy, "senders": senders}, "register_read_ms": read_ms, **cost}
+
+
+def snapshot_cost(dev, tester) -> dict:
+    """Five full snapshots: wall time and UARTBone round trips (requests) each. The issue's twin runs
+    this function's text with its own host (see issue_speed)."""
+    trips = []
+    exchange = dev.bus._exchange
+    dev.bus._exchange = lambda *a: (trips.append(1), exchange(*a))[1]
+    start = time.monotonic()
+    for _ in range(5):
+        tester.snapshot()
+    dev.bus._exchange = exchange
+    return {"snapshot_ms": (time.monotonic() - start) / 5 * 1000, "snapshot_round_trips": len(trips) / 5}
 
 
 def medians(runs: list[dict], keys: tuple[str, ...]) -> dict:
@@ -171,7 +186,7 @@ def main() -> int:
     m = report["median"]
     report["speedup_over_litex"] = speedup(m["twin"], m["litex"])
     if issue_runs:
-        issue = medians(issue_runs, ("register_read_ms",))
+        issue = medians(issue_runs, ("register_read_ms", "snapshot_ms", "snapshot_round_trips"))
         report["issue_twin"] = {"commit": ISSUE_TWIN_COMMIT, "runs": issue_runs, "median": issue}
         # today's twins against the issue's, in the same rounds (the default twin has one sender)
         report["speedup_over_issue_twin"] = {flow: speedup(m[flow], issue) for flow in ("twin", "default")}
@@ -194,7 +209,8 @@ def main() -> int:
     if issue_runs:
         print(f"the issue's twin ({ISSUE_TWIN_COMMIT[:7]}, both directions): {issue['idle_cycles_per_s'] / 1e6:.2f} M "
               f"cycles/s idle, {issue['line_rate_cycles_per_s'] / 1e6:.2f} M with both ports at line rate "
-              f"(median of {args.rounds}, in the same rounds)")
+              f"(median of {args.rounds}, in the same rounds); one register read {issue['register_read_ms']:.1f} ms; a full "
+              f"snapshot {issue['snapshot_ms']:.1f} ms in {issue['snapshot_round_trips']:g} round trips")
         for flow, label in (("twin", "full twin"), ("default", "default twin")):
             x = report["speedup_over_issue_twin"][flow]
             print(f"{label} against the issue's twin: {x['idle']:.2f}x idle, {x['line_rate']:.2f}x at line rate")

@@ -13,17 +13,14 @@ import pytest
 
 from common.switch_state import store_and_forward_ns
 from fpgatest.driver import Device, MapError
+from fpgatest.measure import send_and_drain
 from fpgatest.tester import TICK_NS, SettingError, Stream, Tester
 
 
 def run(t: Tester, port: int, stream: Stream) -> dict:
-    t.clear()
-    t.configure(port, stream)
-    t.start(port)
-    t.wait_idle(port)
-    t.wait_ticks(2000)  # let the switch drain
-    t.flush(1 - port)
-    return t.snapshot()
+    """The stream from port to the other port, read once the switch is empty (the tool's own drain: until
+    2000 ticks pass with no frame arriving; a fixed wait held only while the host was slow)."""
+    return send_and_drain(t, [(port, 1 - port)], [stream], drain_s=2000 * TICK_NS * 1e-9, timeout_s=60.0)
 
 
 def test_identity(twin_link, tmp_path):
@@ -51,29 +48,33 @@ def test_identity(twin_link, tmp_path):
 
 
 def test_a_snapshot_read_while_still_latching_is_read_again(twin_link):
-    """Device.snapshot reads a port's busy flags first in its burst: when they say the snapshot is still
-    being latched (here the burst is made to say so, with a value after them garbled), the port is read
-    again once they are low, and nothing of the first read is kept."""
+    """Device.snapshot sends the snapshot's pulse and every read in one request, a port's busy flags
+    first in its burst: when they say the snapshot is still being latched (here the burst is made to
+    say so, with a value after them garbled), the port is read again in one more request, and nothing
+    of the first read is kept. A snapshot is one round trip, or two when a port was still latching."""
     url, csr = twin_link
     with Device(url, csr) as dev:
         real = dev.bus
         busy = dev.map["port1_stat_counters_busy"].addr
         lost = dev.map["port1_stat_seq_lost"]
-        garbled = []
+        garbled, requests = [], []
 
         class Latching:
             def __getattr__(self, name):
                 return getattr(real, name)
 
-            def read(self, addr, n):
-                words = list(real.read(addr, n))
-                if not garbled and addr <= busy < addr + 4 * n:
-                    garbled.append(addr)
-                    words[(busy - addr) // 4] = 1
-                    at = (lost.addr - addr) // 4
-                    assert 0 < at < n, "the busy flag comes first in the port's burst"
-                    words[at:at + lost.words] = [0xDEAD] * lost.words
-                return words
+            def transact(self, ops, retry=True):
+                requests.append(ops)
+                replies = real.transact(ops, retry)
+                reads = [(addr, n) for kind, addr, n in ops if kind == "read"]
+                for (addr, n), words in zip(reads, replies):
+                    if not garbled and addr <= busy < addr + 4 * n:
+                        garbled.append(addr)
+                        words[(busy - addr) // 4] = 1
+                        at = (lost.addr - addr) // 4
+                        assert 0 < at < n, "the busy flag comes first in the port's burst"
+                        words[at:at + lost.words] = [0xDEAD] * lost.words
+                return replies
 
         first = dev.snapshot()
         dev.bus = Latching()
@@ -82,6 +83,10 @@ def test_a_snapshot_read_while_still_latching_is_read_again(twin_link):
         finally:
             dev.bus = real
     assert garbled
+    assert len(requests) == 2, "the pulse and every read in one request, the latching port in a second"
+    assert requests[0][0][0] == "write" and all(kind == "read" for ops in requests for kind, _, _ in ops[1:])
+    assert any(addr <= busy < addr + 4 * n for _, addr, n in requests[1])
+    assert requests[1][-1][1] == dev.map.memories["port1_counters"]
     assert second["port1_stat_counters_busy"] == 0
     assert second["port1_stat_seq_lost"] == first["port1_stat_seq_lost"] != 0xDEAD << 32 | 0xDEAD
 
