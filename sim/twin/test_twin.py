@@ -14,6 +14,7 @@ import pytest
 from common.switch_state import store_and_forward_ns
 from fpgatest.driver import Device, MapError
 from fpgatest.measure import send_and_drain
+from fpgatest.transport import CMD_READ_BURST_INCR
 from fpgatest.tester import TICK_NS, SettingError, Stream, Tester
 
 
@@ -259,6 +260,30 @@ def test_the_twin_serves_one_local_client(twin_link):
         with Device(url, csr) as dev:
             assert dev.read("tester_build_id") == build_id
     assert not (csr.parent / f"run-{port}" / "sim.vcd").exists()
+
+
+def test_a_reply_comes_whole(twin_link):
+    """The twin's bridge sends a reply in one go, not one TCP segment per byte: a burst read of a port's
+    counter window (50 words, 200 bytes) comes in a handful of segments (the kernel's count, TCP_INFO's
+    tcpi_segs_in, which counts the ACK of our request too), the words as Device reads them."""
+    url, csr = twin_link
+    port = int(url.rsplit(":", 1)[1])
+    with Device(url, csr) as dev:
+        addr, words = dev.map.memories["port0_counters"], 2 * len(dev.map.counters())
+        expect = dev.bus.read(addr, words)
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+        def segments_in() -> int:   # struct tcp_info: tcpi_segs_in, a u32 at byte 140 (Linux 4.2 on)
+            return int.from_bytes(sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 232)[140:144], "little")
+
+        before = segments_in()
+        sock.sendall(bytes([CMD_READ_BURST_INCR, words]) + (addr // 4).to_bytes(4, "big"))
+        reply = b""
+        while len(reply) < 4 * words:
+            reply += sock.recv(4096)
+        assert [int.from_bytes(reply[4 * i:4 * i + 4], "big") for i in range(words)] == expect
+        assert segments_in() - before <= 4, "one segment per byte would be 200"
 
 
 def test_a_twin_build_is_one_line_and_a_log(monkeypatch, tmp_path, capfd):

@@ -9,7 +9,10 @@
  * - bytes beyond the 2048-byte input buffer are dropped, not written over the ones still queued;
  * - the reply goes out without Nagle's delay (TCP_NODELAY): the bridge sends one byte per clock, and
  *   with Nagle every byte after a reply's first waited for the client's delayed ACK (40 ms per
- *   register read).
+ *   register read);
+ * - the reply goes out whole, in one send(), once the bridge has sent nothing for FLUSH_QUIET_CLOCKS
+ *   clocks (or the buffer is full), not as one send() and one TCP segment per byte: a burst read's
+ *   words come a few clocks apart, so a reply is one segment.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +29,8 @@
 #include <json-c/json.h>
 #include "modules.h"
 
+#define FLUSH_QUIET_CLOCKS 16
+
 struct session_s {
   char *tx;
   char *tx_valid;
@@ -38,8 +43,37 @@ struct session_s {
   char databuf[2048];
   int data_start;
   int datalen;
+  char outbuf[4096];  // the reply so far, not yet sent
+  int outlen;
+  int quiet;          // clocks since the bridge last sent a byte
   int fd;
 };
+
+/* The client is gone: the session is free for the next one. */
+static void drop_client(struct session_s *s)
+{
+  event_del(s->ev);
+  event_free(s->ev);
+  s->ev = NULL;
+  close(s->fd);
+  s->fd = 0;
+  s->outlen = 0;
+}
+
+/* The reply so far to the client, whole; a failed send (which raises no SIGPIPE) drops the client. */
+static void flush_reply(struct session_s *s)
+{
+  int sent = 0, n;
+  while(s->fd && sent < s->outlen) {
+    n = send(s->fd, s->outbuf + sent, s->outlen - sent, MSG_NOSIGNAL);
+    if(n <= 0) {
+      drop_client(s);
+      break;
+    }
+    sent += n;
+  }
+  s->outlen = 0;
+}
 
 struct event_base *base;
 
@@ -125,20 +159,12 @@ void read_handler(int fd, short event, void *arg)
   struct session_s *s = (struct session_s*)arg;
   char buffer[1024];
   ssize_t read_len;
-  int i, ret;
+  int i;
 
   read_len = read(fd, buffer, 1024);
   if (read_len <= 0) {
     // EOF or an error: the client is gone; the session is free for the next one
-    ret = event_del(s->ev);
-    if (ret != 0) {
-      eprintf("read_handler(): Error removing event %d!\n", event);
-      return;
-    }
-    event_free(s->ev);
-    s->ev = NULL;
-    close(s->fd);
-    s->fd = 0;
+    drop_client(s);
     return;
   }
   for(i = 0; i < read_len && s->datalen < 2048; i++)
@@ -163,11 +189,7 @@ static void accept_conn_cb(struct evconnlistener *listener, evutil_socket_t fd, 
     char b;
     // a client that closed just before this one connected, its EOF not yet handled: free it
     if (recv(s->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 0) {
-      event_del(s->ev);
-      event_free(s->ev);
-      s->ev = NULL;
-      close(s->fd);
-      s->fd = 0;
+      drop_client(s);
     } else {
       // one client at a time: refuse the newcomer, keep the session
       close(fd);
@@ -281,15 +303,12 @@ static int serial2tcp_tick(void *sess, uint64_t time_ps)
 
   *s->tx_ready = 1;
   if(s->fd && *s->tx_valid) {
-    c = *s->tx;
-    if(-1 == send(s->fd, &c, 1, MSG_NOSIGNAL)) {
-      // the client went away mid-reply (no SIGPIPE): drop it, keep simulating
-      event_del(s->ev);
-      event_free(s->ev);
-      s->ev = NULL;
-      close(s->fd);
-      s->fd = 0;
-    }
+    s->outbuf[s->outlen++] = *s->tx;
+    s->quiet = 0;
+    if(s->outlen == sizeof(s->outbuf))
+      flush_reply(s);
+  } else if(s->outlen && ++s->quiet >= FLUSH_QUIET_CLOCKS) {
+    flush_reply(s);
   }
 
   *s->rx_valid=0;
