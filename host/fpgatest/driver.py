@@ -317,9 +317,13 @@ class Device:
 
     def read_counters(self, port: int) -> dict[str, int]:
         """The port's event counters from its last snapshot (one burst from the counter window)."""
-        names = self.map.counters()
-        words = self.bus.read(self.map.memories[f"port{port}_counters"], 2 * len(names))
-        return {f"port{port}_stat_{name}": (words[2 * i] << 32) | words[2 * i + 1] for i, name in enumerate(names)}
+        return self._counter_values(port, self.bus.read(self.map.memories[f"port{port}_counters"],
+                                                        2 * len(self.map.counters())))
+
+    def _counter_values(self, port: int, words: list[int]) -> dict[str, int]:
+        """The counter window's words (two per counter, most significant first) by counter name."""
+        return {f"port{port}_stat_{name}": (words[2 * i] << 32) | words[2 * i + 1]
+                for i, name in enumerate(self.map.counters())}
 
     def counters_now(self, ports: list[int]) -> dict[str, int]:
         """Latch every port now and read the event counters of `ports` only, all from that one edge (a
@@ -336,49 +340,41 @@ class Device:
         return values
 
     def snapshot(self, clear: bool = False, clear_stats: bool = False) -> dict:
-        """Latch every port at the same clock edge, then read it all: the pulse and every read in one
-        round trip where the bridge allows it (see batch).
+        """Latch every port at the same clock edge, then read it all: the pulse (a write, no reply to
+        wait for), then every read in one round trip where the bridge allows it (see batch).
 
         clear: restart every counter at that edge; clear_stats: restart only the latency statistics
         (min/max/sum and the histogram), so that they describe the interval to the next snapshot.
         """
-        bits = self.control_bits("tester_control")
-        fields = ["snapshot", *(["clear"] if clear else []), *(["clear_stats", "clear_hist"] if clear_stats else [])]
-        ctl = self.map["tester_control"]
-        first = [("write", ctl.addr, [sum(bits[f] for f in fields)])]
-        time_runs = self._runs(["tester_time"])
-        first += [("read", addr, total) for addr, total, _ in time_runs]
-        counters = self.map.memories
-        n_counters = 2 * len(self.map.counters())
+        self.pulse("tester_control", "snapshot", *(["clear"] if clear else []),
+                   *(["clear_stats", "clear_hist"] if clear_stats else []))
+        values = {}
         # the counter bank and the histogram take a few dozen clocks to latch (the tracker's part up to
         # a few thousand after a jump past its window); the busy flags are a port's first stat_*
-        # registers, so a burst that finds them low read the port's snapshot after them, and its
-        # counters read after that burst are latched too. A port found busy is read again, whole
-        values, pending = {}, list(range(self.map.n_ports()))
+        # registers, so a burst that finds them low read the port's snapshot after them, and the
+        # port's counters, read after that burst, are latched too. A port found busy is read again
+        time_runs, pending = self._runs(["tester_time"]), list(range(self.map.n_ports()))
         for _ in range(SNAPSHOT_POLLS):
             runs = {port: self._runs(self.port_names(port, "stat_")) for port in pending}
-            ops = first + [("read", addr, total) for port in pending for addr, total, _ in runs[port]]
-            ops += [("read", counters[f"port{port}_counters"], n_counters) for port in pending]
-            # a lost reply must not pulse again: a second clear would drop what came between the two
-            replies = iter(self.batch(ops, retry=not first or not (clear or clear_stats)))
-            for _, _, regs in time_runs if first else []:
+            ops = [("read", addr, total) for addr, total, _ in time_runs]
+            ops += [("read", addr, total) for port in pending for addr, total, _ in runs[port]]
+            ops += [("read", self.map.memories[f"port{port}_counters"], 2 * len(self.map.counters()))
+                    for port in pending]
+            replies = iter(self.batch(ops))
+            for _, _, regs in time_runs:
                 values.update(self._split(regs, next(replies)))
             read = {port: {} for port in pending}
             for port in pending:
                 for _, _, regs in runs[port]:
                     read[port].update(self._split(regs, next(replies)))
             for port in list(pending):
-                words = next(replies)
-                if read[port][f"port{port}_stat_counters_busy"] or read[port][f"port{port}_stat_hist_busy"]:
-                    continue
-                values.update(read[port])
-                names = self.map.counters()
-                values.update({f"port{port}_stat_{name}": (words[2 * i] << 32) | words[2 * i + 1]
-                               for i, name in enumerate(names)})
-                pending.remove(port)
-            first = []
+                counters = self._counter_values(port, next(replies))
+                if not (read[port][f"port{port}_stat_counters_busy"] or read[port][f"port{port}_stat_hist_busy"]):
+                    values.update(read[port], **counters)
+                    pending.remove(port)
             if not pending:
                 return values
+            time_runs = []
         raise LinkError(f"{self.url}: port {pending[0]} still latching its snapshot after {SNAPSHOT_POLLS} reads (a "
                         "few thousand clocks at most on an fpgatest): the device does not behave as one")
 

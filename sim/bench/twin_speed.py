@@ -111,11 +111,13 @@ def speed(build_dir: Path, variant: str, etherbone: bool, seconds: float) -> dic
 
 
 def snapshot_cost(dev, tester) -> dict:
-    """Five full snapshots: wall time and UARTBone round trips (requests) each. The issue's twin runs
-    this function's text with its own host (see issue_speed)."""
+    """Five full snapshots: wall time and UARTBone round trips each (requests that wait for a reply: the
+    snapshot's pulse is a write sent without waiting). The issue's twin runs this function's text with
+    its own host (see issue_speed)."""
     trips = []
     exchange = dev.bus._exchange
-    dev.bus._exchange = lambda *a: (trips.append(1), exchange(*a))[1]
+    dev.bus._exchange = lambda request, reply_len, *a: (trips.append(1) if reply_len else None,
+                                                        exchange(request, reply_len, *a))[1]
     start = time.monotonic()
     for _ in range(5):
         tester.snapshot()

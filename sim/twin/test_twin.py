@@ -49,7 +49,7 @@ def test_identity(twin_link, tmp_path):
 
 
 def test_a_snapshot_read_while_still_latching_is_read_again(twin_link):
-    """Device.snapshot sends the snapshot's pulse and every read in one request, a port's busy flags
+    """Device.snapshot sends the snapshot's pulse, then every read in one request, a port's busy flags
     first in its burst: when they say the snapshot is still being latched (here the burst is made to
     say so, with a value after them garbled), the port is read again in one more request, and nothing
     of the first read is kept. A snapshot is one round trip, or two when a port was still latching."""
@@ -84,8 +84,8 @@ def test_a_snapshot_read_while_still_latching_is_read_again(twin_link):
         finally:
             dev.bus = real
     assert garbled
-    assert len(requests) == 2, "the pulse and every read in one request, the latching port in a second"
-    assert requests[0][0][0] == "write" and all(kind == "read" for ops in requests for kind, _, _ in ops[1:])
+    assert len(requests) == 2, "every read in one request, the latching port in a second"
+    assert all(kind == "read" for ops in requests for kind, _, _ in ops)
     assert any(addr <= busy < addr + 4 * n for _, addr, n in requests[1])
     assert requests[1][-1][1] == dev.map.memories["port1_counters"]
     assert second["port1_stat_counters_busy"] == 0
