@@ -123,21 +123,11 @@ def test_a_socket_sends_each_request_at_once():
             bone.close()
 
 
-class RecordingBus:
-    """A bus that records how it is called; reads answer each word's address."""
-
-    def __init__(self):
-        self.calls = []
-
-    def read(self, addr, n):
-        self.calls.append(("read", addr, n))
-        return [addr + 4 * i for i in range(n)]
-
-    def write(self, addr, values):
-        self.calls.append(("write", addr, list(values)))
+class RecordingBus(RecordingComm):
+    """A bus as Device sees one (read, write, transact), recording each call in records."""
 
     def transact(self, ops, retry=True):
-        self.calls.append(("transact", list(ops), retry))
+        self.records.append(("transact", list(ops), retry))
         return [[addr + 4 * i for i in range(n)] for kind, addr, n in ops if kind == "read"]
 
 
@@ -155,14 +145,14 @@ def test_a_batch_is_one_request_where_the_bridge_keeps_it():
     expect = [[0x1000 + 4 * i for i in range(300)], [0x2000]]
     bus = RecordingBus()
     assert device_on(bus, 1 << 20).batch(ops, retry=False) == expect
-    assert bus.calls == [("transact", [("write", 0x100, [5]), ("read", 0x1000, 255), ("read", 0x1000 + 4 * 255, 45),
-                                       ("read", 0x2000, 1)], False)]
+    assert bus.records == [("transact", [("write", 0x100, [5]), ("read", 0x1000, 255), ("read", 0x1000 + 4 * 255, 45),
+                                         ("read", 0x2000, 1)], False)]
     request = 10 + 3 * 6
     for window in (request, request - 1, 0):
         bus = RecordingBus()
         assert device_on(bus, window).batch(ops) == expect
         if window == request:     # the reply (1,204 bytes) is larger: the request is what may wait
-            assert [c[0] for c in bus.calls] == ["transact"]
+            assert [c[0] for c in bus.records] == ["transact"]
         else:
-            assert bus.calls == [("write", 0x100, [5]), ("read", 0x1000, 255), ("read", 0x1000 + 4 * 255, 45),
-                                 ("read", 0x2000, 1)]
+            assert bus.records == [("write", 0x100, 1), ("read", 0x1000, 255), ("read", 0x1000 + 4 * 255, 45),
+                                   ("read", 0x2000, 1)]
