@@ -14,8 +14,8 @@ import pytest
 from common.switch_state import store_and_forward_ns
 from fpgatest.driver import Device, MapError
 from fpgatest.measure import send_and_drain
-from fpgatest.transport import CMD_READ_BURST_INCR
 from fpgatest.tester import TICK_NS, SettingError, Stream, Tester
+from fpgatest.transport import CMD_READ_BURST_INCR
 
 
 def run(t: Tester, port: int, stream: Stream) -> dict:
