@@ -31,6 +31,8 @@ from fpgatest.tester import Stream, Tester  # noqa: E402
 
 # main when issue 11 ("the twin: four to ten times faster") was filed
 ISSUE_TWIN_COMMIT = "41e5ebadb60eef0e961890882f3f7a579b0422a7"
+# the figures beside the cycle rates that each build's rounds give a median of
+BUS_FIGURES = ("register_read_ms", "snapshot_ms", "snapshot_round_trips")
 
 
 def issue_twin_tree(out_dir: Path) -> Path:
@@ -53,27 +55,28 @@ def issue_twin_tree(out_dir: Path) -> Path:
 
 def issue_speed(tree: Path, seconds: float) -> dict:
     """One round of the issue's twin, built and measured by its own bench script (its first run builds
-    it, in tree/build/twin): idle, and both ports sending 64-byte frames at line rate."""
+    it, in tree/build/twin): idle, and both ports sending 64-byte frames at line rate; then its snapshot,
+    with its own host and twin, timed as today's (snapshot_cost's text run there)."""
     env = {k: v for k, v in os.environ.items() if k != "FPGATEST_ROOT"}
     env["PYTHONPATH"] = os.pathsep.join(str(tree / d) for d in ("host", "sim", "."))
+
+    def run(what: str, *args: str) -> str:
+        done = subprocess.run([sys.executable, *args], cwd=tree, env=env, capture_output=True, text=True)
+        if done.returncode:
+            tail = (done.stdout + done.stderr).strip().splitlines()[-5:]
+            raise RuntimeError(f"the issue's twin ({ISSUE_TWIN_COMMIT[:7]}) failed {what}: " + " / ".join(tail))
+        return done.stdout
+
     out = tree / "build" / "bench" / "round.json"
-    done = subprocess.run([sys.executable, "-m", "sim.bench.twin_speed", "--out", str(out), "--seconds", str(seconds)],
-                          cwd=tree, env=env, capture_output=True, text=True)
-    if done.returncode:
-        tail = (done.stdout + done.stderr).strip().splitlines()[-5:]
-        raise RuntimeError(f"the issue's twin ({ISSUE_TWIN_COMMIT[:7]}) failed: " + " / ".join(tail))
+    run("its bench", "-m", "sim.bench.twin_speed", "--out", str(out), "--seconds", str(seconds))
     report = json.loads(out.read_text())
-    # its snapshot, with its own host and twin, timed as today's (snapshot_cost's text run there)
     script = "\n".join(["import json, time", "from boards import twin", "from fpgatest.driver import Device",
                          "from fpgatest.tester import Tester", inspect.getsource(snapshot_cost),
                          "with twin.running() as (url, csr), Device(url, csr) as dev:",
                          "    print(json.dumps(snapshot_cost(dev, Tester(dev))))"])
-    done = subprocess.run([sys.executable, "-c", script], cwd=tree, env=env, capture_output=True, text=True)
-    if done.returncode:
-        tail = (done.stdout + done.stderr).strip().splitlines()[-5:]
-        raise RuntimeError(f"the issue's twin ({ISSUE_TWIN_COMMIT[:7]}) failed its snapshot: " + " / ".join(tail))
+    snapshot = json.loads(run("its snapshot", "-c", script).strip().splitlines()[-1])
     return {"idle": report["idle"], "line_rate": {**report["line_rate_both_ports"], "senders": [0, 1]},
-            "register_read_ms": report["register_read_ms"], **json.loads(done.stdout.strip().splitlines()[-1])}
+            "register_read_ms": report["register_read_ms"], **snapshot}
 
 
 def measure(tester: Tester, seconds: float) -> dict:
@@ -183,12 +186,12 @@ def main() -> int:
             issue_runs.append(issue_speed(issue_tree, args.seconds))
 
     report = {"rounds": args.rounds, "seconds_per_measurement": args.seconds, "runs": runs,
-              "median": {flow: medians(runs[flow], ("register_read_ms", "snapshot_ms", "snapshot_round_trips"))
+              "median": {flow: medians(runs[flow], BUS_FIGURES)
                          for flow in builds}}
     m = report["median"]
     report["speedup_over_litex"] = speedup(m["twin"], m["litex"])
     if issue_runs:
-        issue = medians(issue_runs, ("register_read_ms", "snapshot_ms", "snapshot_round_trips"))
+        issue = medians(issue_runs, BUS_FIGURES)
         report["issue_twin"] = {"commit": ISSUE_TWIN_COMMIT, "runs": issue_runs, "median": issue}
         # today's twins against the issue's, in the same rounds (the default twin has one sender)
         report["speedup_over_issue_twin"] = {flow: speedup(m[flow], issue) for flow in ("twin", "default")}
