@@ -61,7 +61,8 @@ def test_requests_with_side_effects_are_not_sent_twice():
 
 
 class RecordingComm:
-    """LiteX's CommUDP as the Etherbone transport uses it: every record's address and count."""
+    """LiteX's CommUDP as the Etherbone transport uses it: every record's address, and its count (a
+    read) or its words (a write)."""
 
     def __init__(self):
         self.records = []
@@ -71,7 +72,7 @@ class RecordingComm:
         return [addr + 4 * i for i in range(length)]
 
     def write(self, addr, datas):
-        self.records.append(("write", addr, len(datas)))
+        self.records.append(("write", addr, list(datas)))
 
 
 def test_etherbone_records_hold_at_most_255_words():
@@ -85,7 +86,7 @@ def test_etherbone_records_hold_at_most_255_words():
     assert eb.read(0x1000, 600) == [0x1000 + 4 * i for i in range(600)]
     eb.write(0x2000, list(range(300)))
     assert eb.comm.records == [("read", 0x1000, 255), ("read", 0x1000 + 4 * 255, 255), ("read", 0x1000 + 4 * 510, 90),
-                               ("write", 0x2000, 255), ("write", 0x2000 + 4 * 255, 45)]
+                               ("write", 0x2000, list(range(255))), ("write", 0x2000 + 4 * 255, list(range(255, 300)))]
 
 
 class AnsweringPort(ShortPort):
@@ -154,5 +155,5 @@ def test_a_batch_is_one_request_where_the_bridge_keeps_it():
         if window == request:     # the reply (1,204 bytes) is larger: the request is what may wait
             assert [c[0] for c in bus.records] == ["transact"]
         else:
-            assert bus.records == [("write", 0x100, 1), ("read", 0x1000, 255), ("read", 0x1000 + 4 * 255, 45),
+            assert bus.records == [("write", 0x100, [5]), ("read", 0x1000, 255), ("read", 0x1000 + 4 * 255, 45),
                                    ("read", 0x2000, 1)]
