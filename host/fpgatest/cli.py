@@ -170,6 +170,7 @@ def open_tester(args):
     captured to --capture while the command runs (twin only)."""
     from fpgatest.driver import Device
     from fpgatest.tester import Tester
+    from fpgatest.transport import check_url
 
     if args.url.startswith("twin:") and args.url not in TWIN_URLS:
         raise UserError(f"--url {args.url}: the twin is {', '.join(TWIN_URLS)}")
@@ -179,11 +180,15 @@ def open_tester(args):
                 with _captured(Tester(dev), args, csr.parent, url) as t:
                     yield t
     else:
+        check_url(args.url)     # a URL of no transport is said as such, not as a register map not found
         # socket:// is how a running twin serves UARTBone: its map is that of the twin's build it runs
         csr = Path(args.csr) if args.csr else twin_map(args.url) if args.url.startswith("socket://") else BOARD_CSR
         if csr is None:
             raise UserError(f"--csr: which register map? (give the csr.json of the build behind {args.url}; "
                             "a twin's is build/twin/csr.json in its checkout)")
+        if csr == BOARD_CSR and not args.csr and not csr.exists():
+            raise UserError(f"no register map for {args.url}: the board build's {csr} is not there (make bitstream "
+                            "builds it), or give the csr.json of the build on the board with --csr")
         with Device(args.url, csr) as dev:
             with _captured(Tester(dev), args, csr.parent, args.url) as t:
                 yield t

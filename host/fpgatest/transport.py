@@ -2,6 +2,7 @@
 """Transports to the SoC's CSR bus: UARTBone over pyserial (serial port or socket:// for the twin), Etherbone over
 UDP, and a running litex_server (litex://: whatever bridge it holds, shared with LiteX's own tools)."""
 
+import importlib.util
 import socket
 import time
 from urllib.parse import urlparse
@@ -133,7 +134,10 @@ class Etherbone:
         try:
             self.comm = CommUDP(host, port)
             self.comm.open()
-        except Exception as err:  # CommUDP reports an absent server with bare exceptions and asserts
+        except AssertionError:    # CommUDP asserts that the answer to its probe is a probe reply
+            raise LinkError(f"cannot open {self.url}: what answered is not an Etherbone server (the answer to "
+                            "the probe is not a probe reply)") from None
+        except Exception as err:  # CommUDP reports an absent server with bare exceptions
             raise LinkError(f"cannot open {self.url}: {str(err) or type(err).__name__}") from None
 
     def close(self):
@@ -220,22 +224,35 @@ class LiteXServer:
             raise LinkError(f"no answer from {self.url} ({err})") from None
 
 
-def open_url(url: str, timeout_s: float = 2.0):
-    """/dev/ttyUSB0 or socket://127.0.0.1:PORT -> UARTBone; udp://HOST[:PORT] -> Etherbone; litex://HOST[:PORT]
-    -> a running litex_server. timeout_s: how long UARTBone waits for an answer (a simulated board answers
-    slower than a real one)."""
-    if url.startswith(("udp://", "socket://", "litex://")):
+def check_url(url: str) -> None:
+    """A URL open_url can open, by its form alone (nothing is opened): udp://, litex:// or socket://
+    HOST[:PORT], another pyserial URL (rfc2217://, loop://...) or a serial port's path."""
+    scheme, sep, _ = url.lower().partition("://")     # pyserial reads the scheme in lower case too
+    if not sep:
+        return
+    if scheme in ("udp", "socket", "litex"):
         parsed = urlparse(url)
         try:
             port = parsed.port
         except ValueError:
             port = -1
-        if (not parsed.hostname or port == -1 or port == 0
-                or (url.startswith("socket://") and port is None)):
+        if not parsed.hostname or port == -1 or port == 0 or (scheme == "socket" and port is None):
             raise LinkError(f"bad URL {url!r}: expected udp://HOST[:PORT], litex://HOST[:PORT] or "
                             "socket://HOST:PORT, port 1..65535")
+    elif not scheme.isidentifier() or importlib.util.find_spec(f"serial.urlhandler.protocol_{scheme}") is None:
+        raise LinkError(f"bad URL {url!r}: {scheme}:// is not a transport (udp://, litex://, socket://, "
+                        "another pyserial URL, or a serial port such as /dev/ttyUSB0)")
+
+
+def open_url(url: str, timeout_s: float = 2.0):
+    """/dev/ttyUSB0 or socket://127.0.0.1:PORT -> UARTBone; udp://HOST[:PORT] -> Etherbone; litex://HOST[:PORT]
+    -> a running litex_server. timeout_s: how long UARTBone waits for an answer (a simulated board answers
+    slower than a real one)."""
+    check_url(url)
+    if url.startswith(("udp://", "socket://", "litex://")):
+        parsed = urlparse(url)
         if url.startswith("udp://"):
-            return Etherbone(parsed.hostname, port or 1234)
+            return Etherbone(parsed.hostname, parsed.port or 1234)
         if url.startswith("litex://"):
-            return LiteXServer(parsed.hostname, port or 1234, timeout_s)
+            return LiteXServer(parsed.hostname, parsed.port or 1234, timeout_s)
     return UartBone(url, timeout_s=timeout_s)

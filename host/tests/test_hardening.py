@@ -151,6 +151,8 @@ BAD_INPUT = [
     (["info", "--url", "litex://:1234"], "bad URL"),
     (["info", "--url", "twin:freebsd"], "--url twin:freebsd: the twin is twin, twin:full, twin:linux, twin:linux-bridge, twin:drift"),
     (["info", "--url", "litex://127.0.0.1:70000"], "bad URL 'litex://127.0.0.1:70000'"),
+    (["info", "--url", "foo://x"], "bad URL 'foo://x': foo:// is not a transport"),
+    (["info", "--url", "Loop:x://"], "bad URL 'Loop:x://': loop:x:// is not a transport"),
 ]
 
 
@@ -170,6 +172,30 @@ def test_bad_input_one_line_nothing_written(argv, message, tmp_path, capsys):
         full += ["--out", str(work / "results")]
     refused(full, message, capsys)
     assert files_under(work) == [], "nothing written for refused input"
+
+
+def test_board_url_without_a_board_map(tmp_path, monkeypatch, capsys):
+    """A board's URL in a checkout with no board build: the map that is missing is named with how to get it,
+    and the URL is checked first (a URL of no transport is not reported as a missing map)."""
+    from fpgatest import cli
+
+    monkeypatch.setattr(cli, "BOARD_CSR", tmp_path / "colorlight_5a_75b" / "csr.json")
+    refused(["info", "--url", "/dev/ttyUSB9"], f"no register map for /dev/ttyUSB9: the board build's "
+            f"{tmp_path / 'colorlight_5a_75b' / 'csr.json'} is not there (make bitstream builds it)", capsys)
+    refused(["info", "--url", "foo://x"], "bad URL 'foo://x'", capsys)
+    assert files_under(tmp_path) == []
+
+
+def test_udp_answer_that_is_not_etherbone(tmp_path, capsys):
+    """udp:// to a port where what answers is not an Etherbone server (here the probe itself, looped back:
+    LiteX's client sends from the port it sends to): one line that says so, not LiteX's bare assert."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    csr = tmp_path / "csr.json"
+    csr.write_text(json.dumps(GOOD_MAP))
+    refused(["info", "--url", f"udp://127.0.0.1:{port}", "--csr", str(csr), "--calibration", "none"],
+            f"cannot open udp://127.0.0.1:{port}: what answered is not an Etherbone server", capsys)
 
 
 # ---- register maps of the wrong shape ----------------------------------------------------------
