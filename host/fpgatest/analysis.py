@@ -88,18 +88,26 @@ def _fit_record(points: list[tuple[int, float]], estimator: str) -> dict:
         return None if se is None or not value else abs(se / value) * 100
 
     bandwidth = BYTE_NS / slope if slope and forwarding_mode(slope) == "store-and-forward" else None
+    resolution = TICK_NS / span if span else None
+    # bandwidth = 8 / slope: its uncertainties are the slope's, scaled by bandwidth / slope (first order)
+    bw_se = bandwidth * fit["slope_se"] / slope if bandwidth is not None and fit["slope_se"] is not None else None
+    bw_resolution = bandwidth * resolution / slope if bandwidth is not None and resolution else None
     warnings = []
-    if bandwidth is not None and span and BYTE_NS / (slope + TICK_NS / span) > LINE_RATE_BPS / 1e9:
-        warnings.append("per-byte time below one byte time at 1 Gb/s even with the stamp resolution: "
-                        "the device does not store whole frames at line rate (cut-through above a size?)")
+    # above line rate only when the slope is below one byte time by more than the stamps' bound and the
+    # fit's 95 % interval (Student's t over n - 2 degrees of freedom; the bound alone with two sizes)
+    reach = (resolution or 0) + (stats.t.ppf(0.975, len(xs) - 2) * fit["slope_se"] if fit["slope_se"] is not None else 0)
+    if bandwidth is not None and span and slope + reach < BYTE_NS:
+        warnings.append("per-byte time below one byte time at 1 Gb/s by more than the stamp resolution and the "
+                        "fit's 95 % interval: the device does not store whole frames at line rate (cut-through "
+                        "above a size?)")
     return {
         "slope_ns_per_byte": slope, "slope_se": fit["slope_se"], "slope_se_pct": pct(fit["slope_se"], slope),
-        "slope_resolution": TICK_NS / span if span else None,
+        "slope_resolution": resolution,
         "intercept_ns": fit["intercept"], "intercept_se": fit["intercept_se"],
         "intercept_se_pct": pct(fit["intercept_se"], fit["intercept"]),
         "intercept_resolution_ns": TICK_NS / 2,
         "points": fit["n"],
-        "bandwidth_gbps": bandwidth,
+        "bandwidth_gbps": bandwidth, "bandwidth_se_gbps": bw_se, "bandwidth_resolution_gbps": bw_resolution,
         "mode": forwarding_mode(slope),
         "warnings": warnings,
         "estimator": estimator,

@@ -142,8 +142,8 @@ def markdown_table(summary: dict) -> str:
                      f"holds each, narrowed by the exact min and max, ± half its width plus the stamps' ±{TICK_NS / 2:g} ns.")
     fit = summary["fit"]
     lines += ["", "| fit | slope (ns/B) | ± se | ± resolution | intercept (ns) | ± se | ± resolution | "
-                  "bandwidth (Gb/s) | mode |",
-              "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+                  "bandwidth (Gb/s) | ± se | ± resolution | mode |",
+              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     fits = [("per-size mean", fit), ("per-size minimum", fit["min_fit"])]
     if fit.get("refit"):
         fits.append((f"without {', '.join(map(str, fit['outlying_sizes']))} B", fit["refit"]))
@@ -151,7 +151,8 @@ def markdown_table(summary: dict) -> str:
         lines.append(f"| {label} | {f(m['slope_ns_per_byte'], '.4f')} | {f(m['slope_se'], '.4f')} | "
                      f"{f(m['slope_resolution'], '.4f')} | {f(m['intercept_ns'], '.1f')} | "
                      f"{f(m['intercept_se'], '.2f')} | {f(m['intercept_resolution_ns'], '.1f')} | "
-                     f"{f(m['bandwidth_gbps'], '.3f')} | {m['mode']} |")
+                     f"{f(m['bandwidth_gbps'], '.4f')} | {f(m.get('bandwidth_se_gbps'), '.4f')} | "
+                     f"{f(m.get('bandwidth_resolution_gbps'), '.4f')} | {m['mode']} |")
     lines.append("")
     lines.append(f"Latency min/mean/max and the RFC 1242 column: differences of {TICK_NS:g} ns stamps, each "
                  f"± {TICK_NS / 2:g} ns. Drop %: "

@@ -24,6 +24,28 @@ def test_exact_line_reports_resolution_not_zero():
     assert fit["bandwidth_gbps"] == pytest.approx(1.0) and fit["warnings"] == [] and fit["outlying_sizes"] == []
 
 
+def test_bandwidth_carries_the_slopes_uncertainties():
+    # bandwidth = 8 / slope: its se and resolution are the slope's times bandwidth / slope
+    wobble = {64: 0, 128: 8, 256: 0, 512: 8, 1024: 0, 1280: 8, 1518: 0}
+    fit = size_fits(size_records(lambda x: 1000 + 8 * x + wobble[x]), [])
+    bw, slope = fit["bandwidth_gbps"], fit["slope_ns_per_byte"]
+    assert fit["slope_se"] > 0
+    assert fit["bandwidth_se_gbps"] == pytest.approx(bw * fit["slope_se"] / slope)
+    assert fit["bandwidth_resolution_gbps"] == pytest.approx(bw * TICK_NS / (1518 - 64) / slope)
+
+
+@pytest.mark.parametrize("slope,jitter,warned", [
+    (7.991, 24, False),   # as the Linux kernel measured (se ~0.01 ns/B): 1 Gb/s is inside the 95 % interval
+    (7.991, 0, True),     # the same slope with no scatter: below a byte time by more than the resolution
+    (7.5, 24, True),      # a device faster than the line: beyond both
+])
+def test_above_line_rate_only_beyond_resolution_and_the_95_interval(slope, jitter, warned):
+    wobble = {64: 0, 128: 1, 256: -1, 512: 1, 1024: -1, 1280: 1, 1518: 0}
+    fit = size_fits(size_records(lambda x: 150 + slope * x + jitter * wobble[x]), [])
+    assert fit["slope_ns_per_byte"] < 8
+    assert any("below one byte time" in w for w in fit["warnings"]) == warned, fit
+
+
 def test_an_outlying_size_is_flagged_and_refitted():
     # a device that forwards its largest frames early (cut-through above 1280 B): 1518 leaves the line
     fit = size_fits(size_records(lambda x: 1000 + 8 * x if x <= 1280 else 1000 + 8 * 1280 + 2 * (x - 1280)), [])
