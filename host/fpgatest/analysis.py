@@ -168,7 +168,12 @@ def time_series_fit(samples: list[dict]) -> dict:
     ramp and then a plateau (a buffer filling, or draining, then steady), each phase on its own."""
     pts = [(s["t_start_s"] + s["duration_s"] / 2, s["latency_mean_ns"]) for s in samples if s["lat_count"]]
     fit = linear_fit([p[0] for p in pts], [p[1] for p in pts])
-    return {"slope_ns_per_s": fit["slope"], "slope_se": fit["slope_se"], "n": fit["n"], "phases": ramp_plateau(pts)}
+    # the stamps' bound: each interval's mean may sit up to a tick off the truth (the arrival phase
+    # within the tick may drift), so the slope by up to a tick over the span of the intervals' midpoints
+    span = max(p[0] for p in pts) - min(p[0] for p in pts) if pts else 0
+    return {"slope_ns_per_s": fit["slope"], "slope_se": fit["slope_se"],
+            "slope_resolution_ns_per_s": TICK_NS / span if fit["slope"] is not None and span else None,
+            "n": fit["n"], "phases": ramp_plateau(pts)}
 
 
 def _sse_line(pts) -> tuple[float, float]:

@@ -76,8 +76,10 @@ def trend_text(trend: dict) -> str:
     if phases:
         rate = "within the first sample" if phases["rate_ns_per_s"] is None else f"{phases['rate_ns_per_s']:.3g} ns/s"
         return f"{phases['kind']} {rate} to {phases['ramp_end_s']:.4g} s, then {phases['steady_latency_ns']:.1f} ns"
-    slope = trend["slope_ns_per_s"]
-    return "-" if slope is None else f"{slope:.1f}"
+    slope, se, resolution = trend["slope_ns_per_s"], trend.get("slope_se"), trend.get("slope_resolution_ns_per_s")
+    if slope is None:
+        return "-"
+    return f"{slope:.1f}" + ("" if se is None else f" ± {se:.1f}") + ("" if resolution is None else f" ± {resolution:.3g}")
 
 
 def drop_vs_line_rate_text(size: dict) -> str:
@@ -161,6 +163,8 @@ def markdown_table(summary: dict) -> str:
                  "se: statistical standard error from the scatter between sizes (- with two sizes); "
                  f"resolution: the bound the {TICK_NS:g} ns stamps set. Jitter: |latency change| between consecutive "
                  f"frames (RFC 4689), each change a difference of stamps (±{TICK_NS:g} ns per frame pair). "
+                 f"Trend: the intervals' mean latency against time, least squares, ± se ± resolution ({TICK_NS:g} ns "
+                 "over the intervals' span). "
                  + ("Latency column per RFC 1242: LIFO (store-and-forward)." if fit["mode"] == "store-and-forward"
                     else "Latency column per RFC 1242: FIFO (not store-and-forward)."))
     lines += [f"warning: {w}" for w in fit["warnings"] + fit["min_fit"]["warnings"]]

@@ -3,7 +3,7 @@
 
 import pytest
 
-from fpgatest.analysis import TICK_NS, linear_fit, outlying_sizes, ramp_plateau, size_fits
+from fpgatest.analysis import TICK_NS, linear_fit, outlying_sizes, ramp_plateau, size_fits, time_series_fit
 
 SIZES = [64, 128, 256, 512, 1024, 1280, 1518]
 
@@ -56,6 +56,17 @@ def test_an_outlying_size_is_flagged_and_refitted():
 def test_one_tick_of_jitter_is_not_an_outlier():
     wobble = {64: 0, 128: 8, 256: 0, 512: 8, 1024: 0, 1280: 8, 1518: 0}
     assert outlying_sizes([(x, 1000 + 8 * x + wobble[x]) for x in SIZES]) == []
+
+
+def test_trend_carries_its_se_and_the_stamps_bound():
+    # ten 2 ms intervals (midpoints 1..19 ms) of a latency rising 1000 ns/s, one tick of wobble
+    samples = [{"t_start_s": 0.002 * i, "duration_s": 0.002, "lat_count": 100,
+                "latency_mean_ns": 1000 + 1000 * (0.002 * i + 0.001) + TICK_NS * (i % 2)} for i in range(10)]
+    trend = time_series_fit(samples)
+    assert trend["n"] == 10 and trend["slope_se"] > 0
+    assert abs(trend["slope_ns_per_s"] - 1000) < 3 * trend["slope_se"]
+    assert trend["slope_resolution_ns_per_s"] == pytest.approx(TICK_NS / 0.018)
+    assert time_series_fit(samples[:1])["slope_resolution_ns_per_s"] is None
 
 
 def test_fill_then_plateau():
