@@ -227,7 +227,8 @@ def plot(path: Path, summary: dict, samples: list[dict]) -> list[Path]:
                           [r["latency_max_ns"] - r["latency_mean_ns"] for r in rows]], fmt="o", ms=3, capsize=2)
         ax.set_xlabel("time (s)")
         ax.set_ylabel("latency (ns)")
-        trend = s["trend"]["slope_ns_per_s"]
-        ax.set_title(f"{s['size_bytes']} B" + (f": trend {trend:.1f} ns/s" if trend is not None else ""))
+        trend = trend_text(s["trend"])      # as the table gives it: the phases, or the slope with its errors
+        ax.set_title(f"{s['size_bytes']} B" + ("" if trend == "-" else
+                                               f": trend {trend}" + ("" if s["trend"].get("phases") else " ns/s")))
         written.append(save(fig, ax, path / f"timeseries_{s['size_bytes']}.png"))
     return written
