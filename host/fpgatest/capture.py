@@ -17,7 +17,8 @@ from scapy.utils import RawPcapNgWriter
 from fpgatest.driver import TICK_NS
 
 LINKTYPE_ETHERNET = 1
-DIRECTION = {"tx": 2, "rx": 1}      # pcapng's EPB flags: outbound, inbound
+DIRECTION = {"tx": 2, "rx": 1}      # pcapng's EPB flags: outbound, inbound ...
+FCS_LEN = 4 << 5                    # ... and every frame ends in its 4-byte FCS (bits 5-8: its length in bytes)
 SETTLE_TICKS = 20_000     # longer than the longest frame: every frame begun while enabled has ended
 
 
@@ -93,7 +94,7 @@ def write_pcapng(target: Path, frames: list[tuple]) -> None:
             w._write_block_idb(LINKTYPE_ETHERNET, name.encode())
         for tick, _, ifname, direction, data in frames:
             w._write_block_epb(data, ifid=ids[ifname], timestamp=Decimal(tick * TICK_NS) / Decimal(10 ** 9),
-                               flags=direction)
+                               flags=direction | FCS_LEN)
     finally:
         w.close()
     tmp.replace(target)

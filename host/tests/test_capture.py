@@ -1,11 +1,15 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """--capture on the twin: a pcapng of both ports' wires, read back with scapy, every frame checked
-against the tester's own records."""
+against the tester's own records, and opened with tshark as a user's Wireshark would."""
 
 import csv
+import re
 import struct
+import subprocess
 import zlib
+from decimal import Decimal
 
+import pytest
 from scapy.utils import PcapNgReader
 
 from fpgatest.cli import main
@@ -68,3 +72,78 @@ def test_capture_holds_every_frame_with_the_testers_time(twin_link, tmp_path, ca
     # the cross traffic: 100-byte broadcast frames of EtherType 0x88B5, on port 1 only
     assert foreign and all(len(b) == 100 and b[:6] == b"\xff" * 6 and b[12:14] == b"\x88\xb5" for _, b in foreign)
     assert len(foreign) <= cross_after - cross_before
+
+
+# ---- the capture as Wireshark reads it ----------------------------------------------------------
+
+# Wireshark's own checks on: the FCS (the capture says every frame ends in one), IPv4 header and UDP
+# checksums (ICMP and ICMPv6 checksums are checked by default)
+TSHARK_CHECKS = ["-o", "eth.check_fcs:TRUE", "-o", "ip.check_checksum:TRUE", "-o", "udp.check_checksum:TRUE"]
+FIELDS = ["frame.interface_name", "frame.packet_flags_direction", "frame.time_epoch", "eth.fcs.status",
+          "ip.checksum.status", "udp.checksum.status", "icmp.checksum.status", "icmpv6.checksum.status", "eth.type"]
+CROSS = "0x88b5"             # the switch model's cross traffic (foreign to the tester)
+GOOD = "1"                   # Wireshark's checksum status: 0 bad, 1 good, 2 unverified
+BROKEN = "_ws.malformed || _ws.expert.severity >= error"
+
+
+def tshark(pcap, *args) -> list[list[str]]:
+    """tshark's field rows for a capture (it must read the file without a complaint)."""
+    done = subprocess.run(["tshark", "-r", str(pcap), *TSHARK_CHECKS, *args], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert not [line for line in done.stderr.splitlines() if "Running as user" not in line], done.stderr
+    return [line.split("\t") for line in done.stdout.splitlines()]
+
+
+@pytest.mark.parametrize("argv,sides", [
+    (["run", "--proto", "ipv4", "--vlan", "5", "--size", "100", "--dut", "cross_mbps=50", "--duration", "0.0002",
+      "--interval", "0.0001"], {("port0", "0x00000002"), ("port1", "0x00000001")}),
+    (["run", "--proto", "ipv6", "--size", "200", "--duration", "0.0002", "--interval", "0.0001"],
+     {("port0", "0x00000002"), ("port1", "0x00000001")}),
+    (["echo", "--proto", "ipv4", "--window", "2", "--pings", "4", "--duration", "0.0005", "--interval", "0.0002"],
+     {("port0", "0x00000002"), ("port0", "0x00000001"), ("port1", "0x00000001")}),
+    (["echo", "--proto", "ipv6", "--window", "2", "--pings", "4", "--duration", "0.0005", "--interval", "0.0002"],
+     {("port0", "0x00000002"), ("port0", "0x00000001"), ("port1", "0x00000001")}),
+], ids=["run-ipv4-vlan-cross", "run-ipv6", "echo-ipv4", "echo-ipv6"])
+def test_tshark_reads_every_frame_as_sent(twin_link, tmp_path, capsys, argv, sides):
+    """The capture as a user opens it: Wireshark's dissectors (tshark) read every frame, none malformed
+    and no expert error, every FCS and every IPv4, UDP, ICMP and ICMPv6 checksum good (the UDP one
+    with the stamp and its compensation field in the payload); each frame on the interface and in the
+    direction it was captured; timestamps to the nanosecond, each the tester's 8 ns tick, as scapy
+    reads them. A copy with one byte changed shows that these checks see a broken frame."""
+    url, csr = twin_link
+    pcap = tmp_path / "wire.pcapng"
+    out = ["--out", str(tmp_path / "out")] if argv[0] == "echo" else []
+    assert main([*argv, "--url", url, "--csr", str(csr), "--calibration", "none", "--capture", str(pcap), *out]) == 0
+    captured = int(re.search(r"(\d+) frames captured", capsys.readouterr().err).group(1))
+
+    rows = tshark(pcap, "-T", "fields", *[a for f in FIELDS for a in ("-e", f)])
+    assert len(rows) == captured > 50
+    assert tshark(pcap, "-Y", BROKEN) == []
+    assert {(r[0], r[1]) for r in rows} == sides
+    for row in rows:
+        assert row[3] == GOOD, row                                    # the FCS
+        assert all(status in ("", GOOD) for status in row[4:8]), row  # every checksum the frame has
+    with PcapNgReader(str(pcap)) as reader:
+        scapy_ns = [int(p.time * 10**9) for p in reader]
+    tshark_ns = [int(Decimal(r[2]) * 10**9) for r in rows]
+    assert tshark_ns == scapy_ns and all(ns % 8 == 0 for ns in tshark_ns)
+    # every frame but the cross traffic is a test frame whose checksums Wireshark checked and found good
+    cross = [r for r in rows if r[8] == CROSS]
+    assert bool(cross) == ("--dut" in argv) and all(r[0] == "port1" for r in cross)
+    tested = len(rows) - len(cross)
+    checked = {"ip": sum(r[4] == GOOD for r in rows), "udp": sum(r[5] == GOOD for r in rows),
+               "icmp": sum(r[6] == GOOD or r[7] == GOOD for r in rows)}
+    assert checked["udp" if argv[0] == "run" else "icmp"] == tested
+    assert checked["icmp" if argv[0] == "run" else "udp"] == 0
+    assert checked["ip"] == (tested if "ipv4" in argv else 0)
+
+    # one byte of the first frame changed: Wireshark finds its FCS (and checksum) bad
+    data = bytearray(pcap.read_bytes())
+    endian = "<" if data[8:12] == b"\x4d\x3c\x2b\x1a" else ">"     # the section header's byte-order magic
+    pos = 0
+    while struct.unpack(endian + "I", data[pos:pos + 4])[0] != 6:     # to the first enhanced packet block
+        pos += struct.unpack(endian + "I", data[pos + 4:pos + 8])[0]
+    data[pos + 28 + 40] ^= 0xFF                                       # its packet data starts at byte 28
+    broken = tmp_path / "broken.pcapng"
+    broken.write_bytes(bytes(data))
+    assert [r[0] for r in tshark(broken, "-Y", BROKEN, "-T", "fields", "-e", "frame.number")] == ["1"]
