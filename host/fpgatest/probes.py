@@ -620,7 +620,7 @@ def availbw(t: Tester, plan: AvailPlan, tx: int, rx: int, out: Path, on_round=No
     lo, hi = max(floor, adr / 2), adr
     results = {"method": "available bandwidth by probe streams (seed 003, ImTCP)", "tx_port": tx, "rx_port": rx,
                "train_dispersion_mbps": adr, "rounds": []}
-    smoothed = None
+    smoothed = smoothed_res = None
     found: list[float] = []
     with open(out / "rounds.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=["round", "t_ms", "lo_mbps", "hi_mbps", "rate_mbps", "pct", "pdt",
@@ -648,8 +648,12 @@ def availbw(t: Tester, plan: AvailPlan, tx: int, rx: int, out: Path, on_round=No
             else:
                 a_cur, edge = (below + above) / 2, None
             smoothed = a_cur if smoothed is None else (1 - plan.gamma) * smoothed + plan.gamma * a_cur
+            # each round's result is within half a sub-interval of what it found: the smoothed value within
+            # the same weighted sum of those halves
+            smoothed_res = step / 2 if smoothed_res is None else (1 - plan.gamma) * smoothed_res + plan.gamma * step / 2
             record = {"round": rnd, "t_ms": (t.now_ticks() - t0) * TICK_NS * 1e-6, "lo_mbps": lo, "hi_mbps": hi,
-                      "streams": tried, "a_cur_mbps": a_cur, "a_smoothed_mbps": smoothed, "edge": edge,
+                      "streams": tried, "a_cur_mbps": a_cur, "a_smoothed_mbps": smoothed,
+                      "a_smoothed_resolution_mbps": smoothed_res, "edge": edge,
                       "resolution_mbps": step, "model_available_mbps": model_available(t)}
             for s in tried:
                 w.writerow({"round": rnd, "t_ms": record["t_ms"], "lo_mbps": lo, "hi_mbps": hi, **s,
@@ -683,13 +687,17 @@ def availbw_report(results: dict) -> str:
              f"- initial search interval from a back-to-back train's dispersion rate: "
              f"{results['train_dispersion_mbps']:.1f} Mb/s (Cprobe; above the available bandwidth under cross traffic)",
              "- rates are line rates (preamble and gap included); a round's result lies between the last stream "
-             "whose one-way delay did not grow and the first that did (±half a sub-interval, the column 'res.')",
+             "whose one-way delay did not grow and the first that did (±half a sub-interval, the column 'res.'); "
+             "at an edge of the interval it is a bound, not a value; Ā smooths them with gamma, ± the same smoothing of "
+             "the rounds' half sub-intervals",
              "", "| round | tester time (ms) | interval (Mb/s) | streams | A_cur (Mb/s) | res. (Mb/s) | Ā (Mb/s) |",
              "|---|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {r['round']} | {r['t_ms']:.2f} | {r['lo_mbps']:.1f} … {r['hi_mbps']:.1f} | {len(r['streams'])} | "
                      f"{r['a_cur_mbps']:.1f}{' (edge)' if r['edge'] else ''} | ±{r['resolution_mbps'] / 2:.1f} | "
-                     f"{r['a_smoothed_mbps']:.1f} |")
+                     f"{r['a_smoothed_mbps']:.1f}" + (f" ± {r['a_smoothed_resolution_mbps']:.1f}"
+                                                       if r.get("a_smoothed_resolution_mbps") is not None else "")
+                     + " |")
     return "\n".join(lines) + "\n"
 
 

@@ -210,6 +210,13 @@ def test_availbw_finds_and_follows_a_step(twin_link, tmp_path):
     assert rounds[6]["edge"] == "low", "the step is seen at once: every stream of the old interval is too fast"
     assert all(s["lost"] == 0 for r in rounds for s in r["streams"])
     assert (tmp_path / "rounds.csv").read_text().count("\n") == 1 + sum(len(r["streams"]) for r in rounds)
+    # the smoothed value and its resolution: the same smoothing of each round's value and half sub-interval
+    smoothed = res_half = None
+    g = AvailPlan("ipv4").gamma
+    for r in rounds:
+        smoothed = r["a_cur_mbps"] if smoothed is None else (1 - g) * smoothed + g * r["a_cur_mbps"]
+        res_half = r["resolution_mbps"] / 2 if res_half is None else (1 - g) * res_half + g * r["resolution_mbps"] / 2
+        assert (r["a_smoothed_mbps"], r["a_smoothed_resolution_mbps"]) == pytest.approx((smoothed, res_half))
 
 
 ECHO_SIZE = 576
