@@ -392,6 +392,19 @@ def utilisation(spacings: list[dict], size: int, capacity_mbps: float) -> dict:
             "cross_traffic_mbps": float(arr.mean()) * capacity_mbps, "per_pair": us}
 
 
+def loss_interval_95(lost: int, sent: int) -> tuple[float, float]:
+    """A loss rate's 95 % interval from lost of sent: [0, 3/sent] with no loss (the rule of three, as the
+    report's "below ... at 95 %"), else Clopper-Pearson's exact interval; never 1 (the model needs < 1)."""
+    from scipy.stats import beta
+
+    if not sent:
+        return 0.0, 0.0
+    if lost == 0:
+        return 0.0, min(3.0 / sent, 0.999)
+    hi = 1.0 if lost == sent else float(beta.ppf(0.975, lost + 1, sent - lost))
+    return float(beta.ppf(0.025, lost, sent - lost + 1)), min(hi, 0.999)
+
+
 def tcp_throughput(rtt_s: float, loss: float, window_packets: float, mss_bytes: int = 1460, acked_per_ack: int = 2,
                    rto_s: float = 0.2) -> dict:
     """Padhye, Firoiu, Towsley, Kurose (SIGCOMM '98), the full model (their eq. 31):
@@ -494,15 +507,31 @@ def pairs(t: Tester, plan: PairsPlan, tx: int, rx: int, out: Path, tcp: dict) ->
             raise SettingError(f"no RTT: nothing came back on port {tx}; give --rtt-ms")
         rtt_s = (owd_min + min(r["owd_ns"] for r in back_records)) * 1e-9
         rtt_from = f"minimum one-way delay {tx}→{rx} ({plan.size} B) + {rx}→{tx} (64 B)"
-    model = tcp_throughput(rtt_s, lost / sent if sent else 0.0, tcp["window_bytes"] / tcp["mss_bytes"],
-                           tcp["mss_bytes"], tcp["acked_per_ack"], tcp["rto_s"])
+    model_args = (tcp["window_bytes"] / tcp["mss_bytes"], tcp["mss_bytes"], tcp["acked_per_ack"], tcp["rto_s"])
+    model = tcp_throughput(rtt_s, lost / sent if sent else 0.0, *model_args)
     model.update({"rtt_from": rtt_from, "loss_frames": [lost, sent],
                   "loss_upper_95": (3.0 / sent if lost == 0 and sent else None)})
+    # the ranges the inputs allow: the RTT by its stamps (a measured one-way delay is a difference of two
+    # stamps, off by up to a tick: two of them), the loss over its 95 % interval; the model falls with both
+    rtt_d = 0.0 if rtt_from == "given" else 2 * TICK_NS * 1e-9
+    p_lo, p_hi = loss_interval_95(lost, sent)
+    model["rtt_resolution_ms"] = rtt_d * 1000
+    model["loss_interval_95"] = [p_lo, p_hi]
+    model["throughput_range_mbps"] = [tcp_throughput(rtt_s + rtt_d, p_hi, *model_args)["throughput_mbps"],
+                                      tcp_throughput(max(rtt_s - rtt_d, 1e-9), p_lo, *model_args)["throughput_mbps"]]
     # the model knows no link: the path gives TCP at most what the bottleneck leaves, in segments
-    # (an MSS carries TCP/IP headers 40 B, Ethernet 18 B and preamble and gap 20 B on the wire)
-    left = results["capacity"]["capacity_mbps"] * max(0.0, 1 - results["utilisation"]["utilisation"])
-    model["path_limit_mbps"] = left * model["mss_bytes"] / (model["mss_bytes"] + TCP_WIRE_OVERHEAD)
+    # (an MSS carries TCP/IP headers 40 B, Ethernet 18 B and preamble and gap 20 B on the wire); its range
+    # from the capacity's and the utilisation's (two standard errors and the stamp bound)
+    segments = model["mss_bytes"] / (model["mss_bytes"] + TCP_WIRE_OVERHEAD)
+    cap_lo, cap_hi = results["capacity"]["capacity_range_mbps"]
+    util = results["utilisation"]
+    u, u_d = util["utilisation"], 2 * (util["utilisation_se"] or 0.0) + util["utilisation_resolution"]
+    model["path_limit_mbps"] = results["capacity"]["capacity_mbps"] * max(0.0, 1 - u) * segments
+    model["path_limit_range_mbps"] = [cap_lo * max(0.0, 1 - min(1.0, u + u_d)) * segments,
+                                      cap_hi * max(0.0, 1 - max(0.0, u - u_d)) * segments]
     model["expected_mbps"] = min(model["throughput_mbps"], model["path_limit_mbps"])
+    model["expected_range_mbps"] = [min(model["throughput_range_mbps"][i], model["path_limit_range_mbps"][i])
+                                    for i in (0, 1)]
     model["bottleneck"] = ("the bottleneck link (what its other traffic leaves)"
                            if model["path_limit_mbps"] < model["throughput_mbps"] else
                            "the receiver's window (buffer shortage)" if model["buffer"] == "shortage" else
@@ -510,6 +539,14 @@ def pairs(t: Tester, plan: PairsPlan, tx: int, rx: int, out: Path, tcp: dict) ->
     results["tcp_model"] = model
     write_json_atomic(out / "results.json", results)
     return results
+
+
+def mbps_range(record: dict, key: str) -> str:
+    """' (range lo … hi)' of a figure whose range the record has (results before the ranges: '')."""
+    if record.get(key) is None:
+        return ""
+    lo, hi = record[key]
+    return f" (range {lo:.1f} … {hi:.1f})"
 
 
 def pairs_report(results: dict) -> str:
@@ -528,17 +565,23 @@ def pairs_report(results: dict) -> str:
              f"other traffic on the bottleneck ≈ {u['cross_traffic_mbps']:.1f} Mb/s",
              f"- probes lost: {u['lost']} of {u['sent']} (utilisation pairs), {c['lost']} (capacity pairs)", "",
              "## TCP throughput model (Padhye et al., the seed's bottleneck call)", "",
-             f"- RTT {m['rtt_ms']:.4f} ms ({m['rtt_from']}), loss {m['loss']:.3g} ({m['loss_frames'][0]} of "
+             f"- RTT {m['rtt_ms']:.4f} ms" + (f" ± {m['rtt_resolution_ms'] * 1e6:.0f} ns" if m.get("rtt_resolution_ms") else "")
+             + f" ({m['rtt_from']}), loss {m['loss']:.3g} ({m['loss_frames'][0]} of "
              f"{m['loss_frames'][1]} probe frames" + (f"; below {m['loss_upper_95']:.2g} at 95 %" if m["loss_upper_95"] else "")
              + f"), window {m['window_packets']:.1f} packets of {m['mss_bytes']} B, b = {m['acked_per_ack']}, "
              f"T0 = {m['rto_ms']:g} ms",
              f"- expected window E[W] = " + ("∞ (no loss)" if math.isinf(m["expected_window_packets"])
                                              else f"{m['expected_window_packets']:.1f} packets"),
-             f"- model throughput: {m['throughput_mbps']:.3f} Mb/s; receiver buffer: **{m['buffer']}**"
+             f"- model throughput: {m['throughput_mbps']:.1f} Mb/s{mbps_range(m, 'throughput_range_mbps')}; receiver "
+             f"buffer: **{m['buffer']}**"
              + (" (the window limits the model, not losses)" if m["buffer"] == "shortage" else " (losses limit the model)"),
-             f"- what the bottleneck leaves a TCP flow: {m['path_limit_mbps']:.3f} Mb/s of segments (capacity × (1 − u), "
-             f"headers and wire overhead off)",
-             f"- expected TCP throughput: **{m['expected_mbps']:.3f} Mb/s**, limited by {m['bottleneck']}"]
+             f"- what the bottleneck leaves a TCP flow: {m['path_limit_mbps']:.1f} Mb/s of segments"
+             f"{mbps_range(m, 'path_limit_range_mbps')} (capacity × (1 − u), headers and wire overhead off)",
+             f"- expected TCP throughput: **{m['expected_mbps']:.1f} Mb/s**{mbps_range(m, 'expected_range_mbps')}, "
+             f"limited by {m['bottleneck']}",
+             "", "Ranges: the model's from the RTT's stamps (±2 ticks measured, none given) and the loss over its 95 % "
+             "interval; the path's from the capacity's range and the utilisation ± two standard errors and its "
+             "stamp bound."]
     return "\n".join(lines) + "\n"
 
 

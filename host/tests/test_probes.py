@@ -10,7 +10,7 @@ import pytest
 from common.switch_state import KNOWN_PATH, PER_BYTE_NS, store_and_forward_ns
 from fpgatest.cli import main
 from fpgatest.driver import Device
-from fpgatest.probes import per_hop, tcp_throughput
+from fpgatest.probes import loss_interval_95, per_hop, tcp_throughput
 from fpgatest.measure import frames_lost, send_and_drain
 from fpgatest.tester import SettingError, Stream, Tester
 
@@ -115,6 +115,18 @@ def test_pairs_capacity_and_utilisation(twin_link, tmp_path, cross_mbps):
     # the TCP call: no loss, a tiny RTT: the window allows more than the link leaves
     assert tcp["loss"] == 0 and tcp["buffer"] == "shortage" and tcp["bottleneck"].startswith("the bottleneck link")
     assert tcp["expected_mbps"] == pytest.approx(tcp["path_limit_mbps"])
+    # the ranges: the truth (what the cross traffic leaves, in segments) inside the path's; each range
+    # holds its figure; the RTT measured to two ticks, the loss's 95 % interval [0, 3 / sent]
+    segments = 1460 / (1460 + 78)
+    path_lo, path_hi = tcp["path_limit_range_mbps"]
+    assert path_lo <= (300 - cross_mbps) * segments <= path_hi
+    assert path_lo <= tcp["path_limit_mbps"] <= path_hi and path_hi - path_lo < 0.1 * 300
+    model_lo, model_hi = tcp["throughput_range_mbps"]
+    assert model_lo < tcp["throughput_mbps"] < model_hi
+    assert tcp["rtt_resolution_ms"] == pytest.approx(2 * TICK_NS * 1e-6)
+    assert tcp["loss_interval_95"] == pytest.approx([0, 3 / tcp["loss_frames"][1]])
+    assert tcp["expected_range_mbps"] == pytest.approx([min(model_lo, path_lo), min(model_hi, path_hi)])
+    assert f"(range {path_lo:.1f} … {path_hi:.1f})" in (out / "report.md").read_text()
     assert (out / "pairs.png").stat().st_size > 0
 
 
@@ -151,6 +163,14 @@ def test_per_hop_split_by_hand():
     # a slope below the bottleneck's time per byte: that link cut through
     cut = per_hop({"per_byte_ns": 8.0, "per_byte_error_ns": 0.01}, cap)
     assert cut["other_hop_mbps"] is None and "cut-through" in cut["note"]
+
+
+def test_loss_interval_95():
+    """Clopper-Pearson's exact interval (1 of 10: 0.0025 ... 0.4450, the textbook's), the rule of three with
+    no loss, and never a loss of 1, which the model cannot take."""
+    assert loss_interval_95(1, 10) == pytest.approx((0.00253, 0.44502), abs=1e-5)
+    assert loss_interval_95(0, 800) == (0.0, 3 / 800)
+    assert loss_interval_95(5, 5)[1] < 1 and loss_interval_95(0, 0) == (0.0, 0.0)
 
 
 def test_tcp_model_against_a_hand_computation():
