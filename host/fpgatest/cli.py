@@ -588,7 +588,7 @@ def cmd_rfc2544(args) -> int:
         one_way = (f"{args.rx_port}→{args.tx_port} not tested: this build cannot send on port {back[0]} and "
                    f"receive on port {back[1]}" if args.directions == "both" and not both_ways else None)
         prepare(t, args, [args.tx_port, args.rx_port])
-        meta = {"target": target_text(t, args), "proto": args.proto, "trial_note": note,
+        meta = {"command": "rfc2544", "target": target_text(t, args), "proto": args.proto, "trial_note": note,
                 **({"directions_note": one_way} if one_way else {}),
                 "plan": asdict(plan), "build_id": t.dev.map.build_id, "calibration": t.calibration(),
                 "time_unix": time.time()}
@@ -613,11 +613,11 @@ def cmd_rfc2544(args) -> int:
 def _finish(out: Path, meta: dict, results, report, plot) -> int:
     """The end every measuring command shares: run.json (no longer marked stopped), report.md from
     report(results), plot(out, results), the report printed."""
-    from fpgatest.output import write_json_atomic
+    from fpgatest.output import write_json_atomic, write_text_atomic
 
     write_json_atomic(out / "run.json", meta)
     text = report(results)
-    (out / "report.md").write_text(text)
+    write_text_atomic(out / "report.md", text)
     plot(out, results)
     print(text)
     print(f"results: {out}")
@@ -824,11 +824,21 @@ def _samples(out: Path) -> list[dict]:
     return load(out)[1]
 
 
+# what report re-renders for each measuring command but sweep: (module, report(results) -> text, plot(dir, results))
+METHOD_REPORTS = {"rfc2544": ("fpgatest.rfc2544", "tables", "plot"),
+                  "owd": ("fpgatest.probes", "owd_report", "owd_plot"),
+                  "pairs": ("fpgatest.probes", "pairs_report", "pairs_plot"),
+                  "availbw": ("fpgatest.probes", "availbw_report", "availbw_plot"),
+                  "echo": ("fpgatest.probes", "echo_report", "echo_plot")}
+
+
 def cmd_report(args) -> int:
     from fpgatest.measure import summarize
     from fpgatest.output import load, markdown_table, plot, write_json_atomic
 
     path = Path(args.dir)
+    if not (path / "samples.csv").exists() and (path / "results.json").exists():
+        return _report_method(path)
     meta, samples, sizes = load(path)
     if not sizes:
         raise UserError(f"{path} holds no finished size")
@@ -841,6 +851,39 @@ def cmd_report(args) -> int:
     print(markdown_table(summary))
     if "stopped_at" in meta:
         print(f"\nnote: the run stopped early: {meta['stopped_at']}")
+    return 0
+
+
+def _report_method(path: Path) -> int:
+    """report on the results of rfc2544, owd, pairs, availbw or echo: report.md and the plots again from
+    results.json, with this version's tables (the figures are not measured again)."""
+    import importlib
+
+    from fpgatest.output import write_text_atomic
+
+    try:
+        meta = json.loads((path / "run.json").read_text())
+        results = json.loads((path / "results.json").read_text())
+        if not isinstance(meta, dict) or not isinstance(results, dict):
+            raise ValueError("run.json or results.json is not a record")
+    except (OSError, ValueError) as err:
+        raise UserError(f"cannot read results in {path}: {err}") from None
+    # rfc2544's run.json named no command before it did
+    command = meta.get("command") or ("rfc2544" if "tests" in results else None)
+    if command not in METHOD_REPORTS:
+        raise UserError(f"cannot read results in {path}: run.json names no command that writes results.json "
+                        f"({command!r}; these are {', '.join(['sweep', *METHOD_REPORTS])})")
+    module, report, plot = METHOD_REPORTS[command]
+    module = importlib.import_module(module)
+    try:
+        text = getattr(module, report)(results)
+        getattr(module, plot)(path, results)
+    except (KeyError, TypeError, ValueError, ZeroDivisionError, IndexError) as err:
+        raise UserError(f"cannot read results in {path}: a record lacks or garbles {err}") from None
+    write_text_atomic(path / "report.md", text)
+    print(text)
+    if meta.get("stopped"):
+        print("\nnote: the run stopped early: the results hold what was measured until then")
     return 0
 
 
@@ -1182,7 +1225,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_dut)
 
     s = sub.add_parser("report", formatter_class=fmt_cls, help="re-analyse and re-plot a results directory")
-    s.add_argument("dir", help="results directory of a sweep")
+    s.add_argument("dir", help="results directory of a sweep (re-analysed), or of rfc2544, owd, pairs, availbw or "
+                               "echo (report.md and plots written again from results.json)")
     s.set_defaults(func=cmd_report)
     return p
 

@@ -16,11 +16,15 @@ SAMPLE_COLUMNS = [
 ]
 
 
-def write_json_atomic(path: Path, data) -> None:
+def write_text_atomic(path: Path, text: str) -> None:
     """Write to a temporary file and rename: a reader never sees half a file, an interruption keeps the old one."""
     tmp = path.with_name(path.name + ".part")
-    tmp.write_text(json.dumps(data, indent=1))
+    tmp.write_text(text)
     os.replace(tmp, path)
+
+
+def write_json_atomic(path: Path, data) -> None:
+    write_text_atomic(path, json.dumps(data, indent=1))
 
 
 class ResultsDir:

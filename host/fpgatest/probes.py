@@ -578,10 +578,11 @@ def pairs_report(results: dict) -> str:
              f"- what the bottleneck leaves a TCP flow: {m['path_limit_mbps']:.1f} Mb/s of segments"
              f"{mbps_range(m, 'path_limit_range_mbps')} (capacity × (1 − u), headers and wire overhead off)",
              f"- expected TCP throughput: **{m['expected_mbps']:.1f} Mb/s**{mbps_range(m, 'expected_range_mbps')}, "
-             f"limited by {m['bottleneck']}",
-             "", "Ranges: the model's from the RTT's stamps (±2 ticks measured, none given) and the loss over its 95 % "
-             "interval; the path's from the capacity's range and the utilisation ± two standard errors and its "
-             "stamp bound."]
+             f"limited by {m['bottleneck']}"]
+    if m.get("throughput_range_mbps") is not None:
+        lines += ["", "Ranges: the model's from the RTT's stamps (±2 ticks measured, none given) and the loss over its "
+                  "95 % interval; the path's from the capacity's range and the utilisation ± two standard errors and "
+                  "its stamp bound."]
     return "\n".join(lines) + "\n"
 
 

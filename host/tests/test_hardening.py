@@ -354,6 +354,26 @@ def test_report_on_damaged_results(damage, tmp_path, capsys):
     assert {p: p.read_bytes() for p in out.iterdir()} == before
 
 
+@pytest.mark.parametrize("run,results,message", [
+    ({"command": "pairs"}, {"capacity": {}}, "a record lacks or garbles 'utilisation'"),
+    ({"command": "owd"}, "not json", "cannot read results"),
+    ({"command": "owd"}, [1], "is not a record"),
+    ({"command": "frobnicate"}, {}, "run.json names no command that writes results.json ('frobnicate'"),
+    ({}, {"rounds": []}, "run.json names no command that writes results.json (None"),
+])
+def test_report_on_damaged_method_results(run, results, message, tmp_path, capsys):
+    """report on a results.json (rfc2544, owd, pairs, availbw, echo) that is damaged or of no known command:
+    one line, the directory left as it was (report.md not half written, no plot)."""
+    out = tmp_path / "r"
+    out.mkdir()
+    (out / "run.json").write_text(json.dumps(run))
+    (out / "results.json").write_text(results if isinstance(results, str) else json.dumps(results))
+    (out / "report.md").write_text("the report of before\n")
+    before = {p: p.read_bytes() for p in out.iterdir()}
+    refused(["report", str(out)], message, capsys)
+    assert {p: p.read_bytes() for p in out.iterdir()} == before
+
+
 def test_host_and_gateware_share_one_contract():
     """The limits csr.json carries come from the cores' parameters; the host refuses a map that
     disagrees with it (a build older or newer than the tool) and takes the refusal bits from it."""
