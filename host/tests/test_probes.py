@@ -121,12 +121,14 @@ def test_pairs_capacity_and_utilisation(twin_link, tmp_path, cross_mbps):
     # the TCP call: no loss, a tiny RTT: the window allows more than the link leaves
     assert tcp["loss"] == 0 and tcp["buffer"] == "shortage" and tcp["bottleneck"].startswith("the bottleneck link")
     assert tcp["expected_mbps"] == pytest.approx(tcp["path_limit_mbps"])
-    # the ranges: the truth (what the cross traffic leaves, in segments) inside the path's; each range
-    # holds its figure; the RTT measured to two ticks, the loss's 95 % interval [0, 3 / sent]
+    # the ranges: the path's from the capacity's range and u +- (2 se + its bound), holding its figure; the
+    # model's from the RTT measured to two ticks and the loss's 95 % interval [0, 3 / sent]
     segments = 1460 / (1460 + 78)
+    u_d = 2 * (util["utilisation_se"] or 0) + util["utilisation_resolution"]
     path_lo, path_hi = tcp["path_limit_range_mbps"]
-    assert path_lo <= (300 - cross_mbps) * segments <= path_hi
-    assert path_lo <= tcp["path_limit_mbps"] <= path_hi and path_hi - path_lo < 0.1 * 300
+    assert (path_lo, path_hi) == pytest.approx((lo * max(0, 1 - util["utilisation"] - u_d) * segments,
+                                                hi * min(1, 1 - util["utilisation"] + u_d) * segments))
+    assert path_lo <= tcp["path_limit_mbps"] <= path_hi
     model_lo, model_hi = tcp["throughput_range_mbps"]
     assert model_lo < tcp["throughput_mbps"] < model_hi
     assert tcp["rtt_resolution_ms"] == pytest.approx(2 * TICK_NS * 1e-6)
