@@ -509,12 +509,12 @@ def pairs(t: Tester, plan: PairsPlan, tx: int, rx: int, out: Path, tcp: dict) ->
         rtt_from = f"minimum one-way delay {tx}→{rx} ({plan.size} B) + {rx}→{tx} (64 B)"
     model_args = (tcp["window_bytes"] / tcp["mss_bytes"], tcp["mss_bytes"], tcp["acked_per_ack"], tcp["rto_s"])
     model = tcp_throughput(rtt_s, lost / sent if sent else 0.0, *model_args)
+    p_lo, p_hi = loss_interval_95(lost, sent)
     model.update({"rtt_from": rtt_from, "loss_frames": [lost, sent],
-                  "loss_upper_95": (3.0 / sent if lost == 0 and sent else None)})
+                  "loss_upper_95": (p_hi if lost == 0 and sent else None)})
     # the ranges the inputs allow: the RTT by its stamps (a measured one-way delay is a difference of two
     # stamps, off by up to a tick: two of them), the loss over its 95 % interval; the model falls with both
     rtt_d = 0.0 if rtt_from == "given" else 2 * TICK_NS * 1e-9
-    p_lo, p_hi = loss_interval_95(lost, sent)
     model["rtt_resolution_ms"] = rtt_d * 1000
     model["loss_interval_95"] = [p_lo, p_hi]
     model["throughput_range_mbps"] = [tcp_throughput(rtt_s + rtt_d, p_hi, *model_args)["throughput_mbps"],

@@ -224,12 +224,13 @@ class LiteXServer:
             raise LinkError(f"no answer from {self.url} ({err})") from None
 
 
-def check_url(url: str) -> None:
+def check_url(url: str) -> str | None:
     """A URL open_url can open, by its form alone (nothing is opened): udp://, litex:// or socket://
-    HOST[:PORT], another pyserial URL (rfc2217://, loop://...) or a serial port's path."""
+    HOST[:PORT], another pyserial URL (rfc2217://, loop://...) or a serial port's path. Returns its
+    scheme in lower case (None for a path)."""
     scheme, sep, _ = url.lower().partition("://")     # pyserial reads the scheme in lower case too
     if not sep:
-        return
+        return None
     if scheme in ("udp", "socket", "litex"):
         parsed = urlparse(url)
         try:
@@ -242,17 +243,16 @@ def check_url(url: str) -> None:
     elif not scheme.isidentifier() or importlib.util.find_spec(f"serial.urlhandler.protocol_{scheme}") is None:
         raise LinkError(f"bad URL {url!r}: {scheme}:// is not a transport (udp://, litex://, socket://, "
                         "another pyserial URL, or a serial port such as /dev/ttyUSB0)")
+    return scheme
 
 
 def open_url(url: str, timeout_s: float = 2.0):
     """/dev/ttyUSB0 or socket://127.0.0.1:PORT -> UARTBone; udp://HOST[:PORT] -> Etherbone; litex://HOST[:PORT]
     -> a running litex_server. timeout_s: how long UARTBone waits for an answer (a simulated board answers
     slower than a real one)."""
-    check_url(url)
-    if url.startswith(("udp://", "socket://", "litex://")):
-        parsed = urlparse(url)
-        if url.startswith("udp://"):
-            return Etherbone(parsed.hostname, parsed.port or 1234)
-        if url.startswith("litex://"):
-            return LiteXServer(parsed.hostname, parsed.port or 1234, timeout_s)
+    scheme, parsed = check_url(url), urlparse(url)
+    if scheme == "udp":
+        return Etherbone(parsed.hostname, parsed.port or 1234)
+    if scheme == "litex":
+        return LiteXServer(parsed.hostname, parsed.port or 1234, timeout_s)
     return UartBone(url, timeout_s=timeout_s)
