@@ -309,7 +309,6 @@ def measure_size(tester: Tester, plan: SweepPlan, stream: Stream, results: Resul
         if recorder:
             tester.intervals().stop()
         tester.stop(tx)
-    tester.wait_idle(tx)
     final = drain(tester, [rx], plan.drain_s)
     p_rx, p_tx = final["ports"][rx], final["ports"][tx]
     sent = p_tx["tx_frames"]

@@ -986,7 +986,6 @@ def _echo_level(t: Tester, plan: EchoPlan, port: int, reply_port: int, timeout_t
         t.stop(port)
         if loading:
             t.stop(plan.load_port)
-    t.wait_idle(port, timeout_s=60.0)
     final = drain(t, [reply_port], plan.drain_s)
     p_tx, p_rx = final["ports"][port], final["ports"][reply_port]
     # throughput between the first progress snapshot and the last: the start-up (slow start, the first

@@ -279,7 +279,11 @@ class Tester:
     def start(self, *ports: int) -> None:
         """Start the generators of `ports`, one write after the other with nothing read in between
         (so that they start as close together as the link allows), then check that none refused its
-        stream; if one did, the others are stopped again."""
+        stream; if one did, the others are stopped again. A port still in a run is refused first: its
+        generator would ignore the start without a word (stop() waits for a run's end)."""
+        for port in ports:
+            if self.has(port, "tx") and self.busy(port):
+                raise SettingError(f"port {port} is already sending: stop its run first")
         for port in ports:
             self.dev.pulse(f"port{port}_control", "start")
         err_reflect = int(self.dev.map.constants["fpgatest_gen_err_reflect"])
@@ -299,8 +303,12 @@ class Tester:
                 reasons = [text for bit, text in self.gen_errors.items() if error & bit]
                 raise SettingError(f"port {port} refused the stream: {'; '.join(reasons)}")
 
-    def stop(self, port: int) -> None:
+    def stop(self, port: int, timeout_s: float = 600.0) -> None:
+        """Stop the port's generator and wait for the run's end: it sends the frame on the wire and
+        counts the gap after it (long at a low rate) first, and takes no start until then."""
         self.dev.pulse(f"port{port}_control", "stop")
+        if self.has(port, "tx"):
+            self.wait_idle(port, timeout_s)
 
     def busy(self, port: int) -> bool:
         return bool(self.dev.read(f"port{port}_stat_tx_busy"))
