@@ -21,7 +21,7 @@ def record_run(t, period: int, count: int, until: int | None = None) -> tuple[li
     t.clear()
     t.configure(0, Stream(proto="ipv4", size=SIZE))
     t.start(0)
-    # the path full before the first edge (4.5 frames in flight): every interval then begins and ends
+    # the path full before the first edge (378 ticks: 4.5 frame times): every interval then begins and ends
     # with the same frames between the ports, to one. An edge sooner (the writes can reach a loaded
     # twin within a few hundred ticks) finds the path filling, and its interval receives fewer.
     t.wait_ticks(2 * LATENCY_TICKS)

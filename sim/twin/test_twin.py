@@ -167,7 +167,7 @@ def test_bad_settings_are_refused(tester):
 def test_a_start_straight_after_a_stop_starts_a_run(tester):
     """A stop ends the run after the frame on the wire and the gap after it, and until then the generator
     ignores a start without a word: stop() waits for that end, so the start straight after it (the
-    next write on the link, here inside a 172 us gap) starts a run. A start while a run goes on is
+    next write on the link, here inside a 160 us gap) starts a run. A start while a run goes on is
     refused with one line, the run untouched."""
     stream = Stream(proto="ipv4", size=1518, ifg=20_000)
     period = round(stream.frame_period_bytes())     # ticks from one frame's start to the next
@@ -176,6 +176,7 @@ def test_a_start_straight_after_a_stop_starts_a_run(tester):
     tester.start(0)
     with pytest.raises(SettingError, match="^port 0 is already sending: stop its run first$"):
         tester.start(0)
+    assert tester.busy(0)
     tester.stop(0)
     assert not tester.busy(0)
     stopped = tester.snapshot()["ports"][0]["tx_frames"]
