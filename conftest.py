@@ -73,6 +73,14 @@ def board_twin_link(_twin_logs):
     return SESSION_TWIN.get("board", _twin_logs)
 
 
+@pytest.fixture(scope="module")
+def no_session_twin():
+    """For a module whose tests start twins of their own (twin.running): the session's twin stopped
+    first, as every twin left running takes a core from the builds and twins the module starts (the
+    next test that asks for it starts it again, in a second or two)."""
+    SESSION_TWIN.stop()
+
+
 POWER_UP: dict[str, dict[str, int]] = {}     # per twin: its settings before any test
 
 

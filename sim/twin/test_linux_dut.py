@@ -30,6 +30,14 @@ SOURCE_MAC = "02:00:00:00:00:aa"     # port 0's source for the sweep: the rewrit
 TTL = 64                             # the generator's default TTL / hop limit
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _one_twin_at_a_time(no_session_twin):
+    """The Etherbone twin built before any twin of this module runs: a build beside running twins (each
+    takes a core) took 237 s in a fresh clone where the full twin's takes 30."""
+    if MISSING is None:
+        twin.ensure_built(twin.default_build_dir("full", etherbone=True), "full", etherbone=True)
+
+
 @pytest.fixture(scope="module")
 def linux_twin(tmp_path_factory):
     log = open(tmp_path_factory.mktemp("twin-linux") / "twin.log", "w")
@@ -38,17 +46,20 @@ def linux_twin(tmp_path_factory):
     log.close()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture()
 def etherbone_twin(tmp_path_factory):
-    """The twin built with Etherbone on port 1 (boards.twin --etherbone), the kernel routing."""
+    """The twin built with Etherbone on port 1 (boards.twin --etherbone), the kernel routing; stopped
+    after its one test."""
     log = open(tmp_path_factory.mktemp("twin-etherbone") / "twin.log", "w")
     with twin.running(log=log, linux="router", etherbone=True) as (url, csr):
         yield url, csr, int(url.rsplit(":", 1)[1])
     log.close()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture()
 def bridge_twin(tmp_path_factory):
+    """The kernel bridging the ports; stopped after its one test, the module's first (no other twin
+    running then)."""
     log = open(tmp_path_factory.mktemp("twin-bridge") / "twin.log", "w")
     with twin.running(log=log, linux="bridge") as (url, csr):
         yield url, csr
@@ -68,6 +79,54 @@ def kernel_sent(port: int) -> list[int]:
 def in_namespace(port: int, code: str) -> None:
     subprocess.run(["ip", "netns", "exec", twin.netns_name(port), sys.executable, "-c", code],
                    check=True, capture_output=True, timeout=30)
+
+
+@needs_linux
+def test_sweep_through_a_linux_bridge(bridge_twin, tmp_path):
+    """Through the kernel's bridge (a learning switch) every test frame arrives and is recognised, and
+    leaves the bridge byte for byte as it entered (FCS included): a switch forwards, it does not route."""
+    url, csr = bridge_twin
+    out, pcap = tmp_path / "sweep", tmp_path / "wire.pcapng"
+    assert main(["sweep", "--url", url, "--csr", str(csr), "--calibration", "none", "--proto", "ipv4",
+                 "--sizes", "64,1518", "--duration", "0.002", "--interval", "0.001", "--out", str(out),
+                 "--capture", str(pcap)]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    received = sum(row["frames"]["rx"] for row in summary["sizes"])
+    for row in summary["sizes"]:
+        f = row["frames"]
+        assert f["tx"] == f["rx"] > 0 and f["lost"] == f["reordered"] == f["duplicate"] == 0
+    sent, got = set(), []
+    for pkt in PcapNgReader(str(pcap)):
+        frame = bytes(pkt)
+        if UDP not in Ether(frame[:-4]):
+            continue
+        if pkt.sniffed_on == "port0" and pkt.direction == 2:
+            sent.add(frame)
+        elif pkt.sniffed_on == "port1" and pkt.direction == 1:
+            got.append(frame)
+    assert len(got) == received and all(frame in sent for frame in got)
+
+
+# an address of port 1's subnet the router has no static neighbour for (port 1's default is
+# 192.168.1.1); the IPv6 one ends in it, as the port holds one address for both
+REFLECTOR_IP4, REFLECTOR_IP6 = "192.168.1.2", "2001:db8:0:1::c0a8:102"
+PING = """
+import socket, struct
+family, proto, request, reply = {family}, {proto}, {request}, {reply}
+s = socket.socket(family, socket.SOCK_RAW, proto)
+s.settimeout(60)
+body = struct.pack('!BBHHH', request, 0, 0, 0x4654, 7) + b'fpgatest reflector'
+if family == socket.AF_INET:       # (the kernel sums ICMPv6 itself)
+    words = sum(struct.unpack('!%dH' % (len(body) // 2), body))
+    words = (words & 0xFFFF) + (words >> 16)
+    body = body[:2] + struct.pack('!H', ~(words + (words >> 16)) & 0xFFFF) + body[4:]
+s.sendto(body, ('{address}', 0))
+while True:
+    data, peer = s.recvfrom(2048)
+    icmp = data[(data[0] & 15) * 4:] if family == socket.AF_INET else data
+    if peer[0] == '{address}' and icmp[0] == reply and icmp[4:8] == body[4:8]:
+        break
+"""
 
 
 @needs_linux
@@ -177,54 +236,6 @@ def test_echo_answered_by_the_kernel(linux_twin, tmp_path):
     line_rate_mbps = 1000 * 576 / (576 + 20)
     assert 0.98 * line_rate_mbps <= level["throughput_mbps"] <= line_rate_mbps + level["throughput_resolution_mbps"]
     assert level["truth"] is None, "no switch model to predict it"
-
-
-@needs_linux
-def test_sweep_through_a_linux_bridge(bridge_twin, tmp_path):
-    """Through the kernel's bridge (a learning switch) every test frame arrives and is recognised, and
-    leaves the bridge byte for byte as it entered (FCS included): a switch forwards, it does not route."""
-    url, csr = bridge_twin
-    out, pcap = tmp_path / "sweep", tmp_path / "wire.pcapng"
-    assert main(["sweep", "--url", url, "--csr", str(csr), "--calibration", "none", "--proto", "ipv4",
-                 "--sizes", "64,1518", "--duration", "0.002", "--interval", "0.001", "--out", str(out),
-                 "--capture", str(pcap)]) == 0
-    summary = json.loads((out / "summary.json").read_text())
-    received = sum(row["frames"]["rx"] for row in summary["sizes"])
-    for row in summary["sizes"]:
-        f = row["frames"]
-        assert f["tx"] == f["rx"] > 0 and f["lost"] == f["reordered"] == f["duplicate"] == 0
-    sent, got = set(), []
-    for pkt in PcapNgReader(str(pcap)):
-        frame = bytes(pkt)
-        if UDP not in Ether(frame[:-4]):
-            continue
-        if pkt.sniffed_on == "port0" and pkt.direction == 2:
-            sent.add(frame)
-        elif pkt.sniffed_on == "port1" and pkt.direction == 1:
-            got.append(frame)
-    assert len(got) == received and all(frame in sent for frame in got)
-
-
-# an address of port 1's subnet the router has no static neighbour for (port 1's default is
-# 192.168.1.1); the IPv6 one ends in it, as the port holds one address for both
-REFLECTOR_IP4, REFLECTOR_IP6 = "192.168.1.2", "2001:db8:0:1::c0a8:102"
-PING = """
-import socket, struct
-family, proto, request, reply = {family}, {proto}, {request}, {reply}
-s = socket.socket(family, socket.SOCK_RAW, proto)
-s.settimeout(60)
-body = struct.pack('!BBHHH', request, 0, 0, 0x4654, 7) + b'fpgatest reflector'
-if family == socket.AF_INET:       # (the kernel sums ICMPv6 itself)
-    words = sum(struct.unpack('!%dH' % (len(body) // 2), body))
-    words = (words & 0xFFFF) + (words >> 16)
-    body = body[:2] + struct.pack('!H', ~(words + (words >> 16)) & 0xFFFF) + body[4:]
-s.sendto(body, ('{address}', 0))
-while True:
-    data, peer = s.recvfrom(2048)
-    icmp = data[(data[0] & 15) * 4:] if family == socket.AF_INET else data
-    if peer[0] == '{address}' and icmp[0] == reply and icmp[4:8] == body[4:8]:
-        break
-"""
 
 
 @needs_linux
