@@ -32,8 +32,9 @@ TTL = 64                             # the generator's default TTL / hop limit
 
 @pytest.fixture(scope="module", autouse=True)
 def _one_twin_at_a_time(no_session_twin):
-    """The Etherbone twin built before any twin of this module runs: a build beside running twins (each
-    takes a core) took 237 s in a fresh clone where the full twin's takes 30."""
+    """The Etherbone twin built before any twin of this module runs: in a fresh clone its build took
+    237 s beside three running twins (each takes a core) and the bitstream's nextpnr, 51 s beside
+    nextpnr alone."""
     if MISSING is None:
         twin.ensure_built(twin.default_build_dir("full", etherbone=True), "full", etherbone=True)
 
