@@ -362,11 +362,11 @@ class Device:
         # registers, so a burst that finds them low read the port's snapshot after them, and the
         # port's counters, read after that burst, are latched too. A port found busy is read again
         time_runs, pending = self._runs(["tester_time"]), list(range(self.map.n_ports()))
-        for _ in range(SNAPSHOT_POLLS):
+        for poll in range(SNAPSHOT_POLLS):
             runs = {port: self._runs(self.port_names(port, "stat_")) for port in pending}
             # the first request's pad (a read of words no one needs, see __init__) gives the latch time
             pad = [("read", self.map.memories["port0_counters"], self.latch_pad_words)] \
-                if time_runs and self.latch_pad_words else []
+                if poll == 0 and self.latch_pad_words else []
             ops = pad + [("read", addr, total) for addr, total, _ in time_runs]
             ops += [("read", addr, total) for port in pending for addr, total, _ in runs[port]]
             ops += [("read", self.map.memories[f"port{port}_counters"], 2 * len(self.map.counters()))
