@@ -335,17 +335,25 @@ class Device:
 
     def counters_now(self, ports: list[int]) -> dict[str, int]:
         """Latch every port now and read the event counters of `ports` only, all from that one edge (a
-        cheap look, e.g. at the frames still arriving)."""
+        cheap look, e.g. at the frames still arriving): the pulse, then each port's busy flag and its
+        counter window in one request, as snapshot reads them; a port found still latching is read again."""
         self.pulse("tester_control", "snapshot")
-        values = {}
-        for port in ports:
-            for _ in range(SNAPSHOT_POLLS):
-                if not self.read(f"port{port}_stat_counters_busy"):
-                    values.update(self.read_counters(port))
-                    break
-            else:
-                raise LinkError(f"{self.url}: port {port} still latching its counters after {SNAPSHOT_POLLS} reads")
-        return values
+        values, pending = {}, list(ports)
+        for poll in range(SNAPSHOT_POLLS):
+            pad = [("read", self.map.memories["port0_counters"], self.latch_pad_words)] \
+                if poll == 0 and self.latch_pad_words else []
+            flags = [self.map[f"port{port}_stat_counters_busy"] for port in pending]
+            ops = pad + [("read", flag.addr, flag.words) for flag in flags]
+            ops += [("read", self.map.memories[f"port{port}_counters"], 2 * len(self.map.counters()))
+                    for port in pending]
+            replies = self.batch(ops)[len(pad):]
+            for port, busy, window in zip(list(pending), replies, replies[len(flags):]):
+                if not join_words(busy):
+                    values.update(self._counter_values(port, window))
+                    pending.remove(port)
+            if not pending:
+                return values
+        raise LinkError(f"{self.url}: port {pending[0]} still latching its counters after {SNAPSHOT_POLLS} reads")
 
     def snapshot(self, clear: bool = False, clear_stats: bool = False) -> dict:
         """Latch every port at the same clock edge, then read it all: the pulse (a write, no reply to

@@ -14,6 +14,7 @@ BMSR_LINK, BMSR_ANEG_DONE = 1 << 2, 1 << 5
 GBCR_1000FD, GBCR_1000HD, GBSR_LP_1000FD, GBSR_LP_1000HD = 1 << 9, 1 << 8, 1 << 11, 1 << 10
 # (advertised & partner) bits of ANAR/ANLPAR, best first
 AN_MODES = ((1 << 8, 100, True), (1 << 7, 100, False), (1 << 6, 10, True), (1 << 5, 10, False))
+PHY_ADDRESSES = range(32)   # clause 22's five address bits: where a scan looks
 
 
 class MdioError(Exception):
@@ -75,9 +76,9 @@ class Mdio:
         return value
 
     def scan(self) -> list[int]:
-        """The addresses (0..31) at which a PHY answers: its PHYSID1 is neither all zeros nor all ones
-        (the bus is pulled up, so an address nobody answers reads 0xFFFF)."""
-        return [phy for phy in range(32) if self.read(phy, PHYSID1) not in (0, 0xFFFF)]
+        """The addresses (PHY_ADDRESSES, 0..31) at which a PHY answers: its PHYSID1 is neither all zeros
+        nor all ones (the bus is pulled up, so an address nobody answers reads 0xFFFF)."""
+        return [phy for phy in PHY_ADDRESSES if self.read(phy, PHYSID1) not in (0, 0xFFFF)]
 
     def link(self, phy: int) -> LinkStatus:
         ident = (self.read(phy, PHYSID1) << 16) | self.read(phy, PHYSID2)

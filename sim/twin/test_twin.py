@@ -93,6 +93,51 @@ def test_a_snapshot_read_while_still_latching_is_read_again(twin_link):
     assert second["port1_stat_seq_lost"] == first["port1_stat_seq_lost"] != 0xDEAD << 32 | 0xDEAD
 
 
+def test_counters_now_is_one_request_and_reads_a_latching_port_again(twin_link):
+    """Device.counters_now (the drain's look at the frames still arriving) reads as snapshot does: the
+    pulse, then each port's busy flag and counter window in one request. A port whose flag says it is
+    still latching (here made to say so, its window garbled) is read again in one more request, and
+    nothing of the first read is kept. On the idle twin its counters are the snapshot's."""
+    url, csr = twin_link
+    with Device(url, csr) as dev:
+        real = dev.bus
+        busy = dev.map["port1_stat_counters_busy"].addr
+        window = dev.map.memories["port1_counters"]
+        requests, latching = [], [True]
+
+        class Counted:
+            def __getattr__(self, name):
+                return getattr(real, name)
+
+            def transact(self, ops, retry=True):
+                requests.append(ops)
+                replies = real.transact(ops, retry)
+                reads = [addr for kind, addr, _ in ops if kind == "read"]
+                if latching[0] and busy in reads:
+                    latching[0] = False
+                    replies[reads.index(busy)][0] = 1
+                    garbled = replies[reads.index(window)]
+                    garbled[:] = [0xDEAD] * len(garbled)
+                return replies
+
+        dev.bus = Counted()
+        try:
+            now = dev.counters_now([0, 1])
+            assert len(requests) == 2, "both ports in one request, the latching one in a second"
+            assert all(kind == "read" for ops in requests for kind, _, _ in ops)
+            assert [addr for _, addr, _ in requests[1]] == [busy, window], requests[1]
+            requests.clear()
+            again = dev.counters_now([0, 1])
+            assert len(requests) == 1, requests
+        finally:
+            dev.bus = real
+        snap = dev.snapshot()
+    names = [f"port{port}_stat_{name}" for port in (0, 1) for name in dev.map.counters()]
+    assert sorted(now) == sorted(again) == sorted(names)
+    assert {n: now[n] for n in names} == {n: again[n] for n in names} == {n: snap[n] for n in names}
+    assert now["port1_stat_rx_frames"] != 0xDEAD << 32 | 0xDEAD
+
+
 def test_a_snapshot_is_one_round_trip(tester):
     """On the twin a snapshot's reads used to reach the bridge within the latch's few dozen clocks and
     a port found still latching was read again (1.8 round trips on average on this twin): the burst
