@@ -49,6 +49,23 @@ def test_identity(twin_link, tmp_path):
         Device(url, tmp_path / "bad.json")
 
 
+class Intercepted:
+    """A device's bus with each request of reads kept (requests) and its replies handed to edit(ops,
+    replies) first, which may change them: what the gateware would have said, had a port been latching."""
+
+    def __init__(self, real, edit):
+        self.real, self.edit, self.requests = real, edit, []
+
+    def __getattr__(self, name):
+        return getattr(self.real, name)
+
+    def transact(self, ops, retry=True):
+        self.requests.append(ops)
+        replies = self.real.transact(ops, retry)
+        self.edit(ops, replies)
+        return replies
+
+
 def test_a_snapshot_read_while_still_latching_is_read_again(twin_link):
     """Device.snapshot sends the snapshot's pulse, then every read in one request, a port's busy flags
     first in its burst: when they say the snapshot is still being latched (here the burst is made to
@@ -59,31 +76,24 @@ def test_a_snapshot_read_while_still_latching_is_read_again(twin_link):
         real = dev.bus
         busy = dev.map["port1_stat_counters_busy"].addr
         lost = dev.map["port1_stat_seq_lost"]
-        garbled, requests = [], []
+        garbled = []
 
-        class Latching:
-            def __getattr__(self, name):
-                return getattr(real, name)
-
-            def transact(self, ops, retry=True):
-                requests.append(ops)
-                replies = real.transact(ops, retry)
-                reads = [(addr, n) for kind, addr, n in ops if kind == "read"]
-                for (addr, n), words in zip(reads, replies):
-                    if not garbled and addr <= busy < addr + 4 * n:
-                        garbled.append(addr)
-                        words[(busy - addr) // 4] = 1
-                        at = (lost.addr - addr) // 4
-                        assert 0 < at < n, "the busy flag comes first in the port's burst"
-                        words[at:at + lost.words] = [0xDEAD] * lost.words
-                return replies
+        def latching(ops, replies):
+            reads = [(addr, n) for kind, addr, n in ops if kind == "read"]
+            for (addr, n), words in zip(reads, replies):
+                if not garbled and addr <= busy < addr + 4 * n:
+                    garbled.append(addr)
+                    words[(busy - addr) // 4] = 1
+                    at = (lost.addr - addr) // 4
+                    assert 0 < at < n, "the busy flag comes first in the port's burst"
+                    words[at:at + lost.words] = [0xDEAD] * lost.words
 
         first = dev.snapshot()
-        dev.bus = Latching()
+        dev.bus = Intercepted(real, latching)
         try:
             second = dev.snapshot()
         finally:
-            dev.bus = real
+            requests, dev.bus = dev.bus.requests, real
     assert garbled
     assert len(requests) == 2, "every read in one request, the latching port in a second"
     assert all(kind == "read" for ops in requests for kind, _, _ in ops)
@@ -103,32 +113,25 @@ def test_counters_now_is_one_request_and_reads_a_latching_port_again(twin_link):
         real = dev.bus
         busy = dev.map["port1_stat_counters_busy"].addr
         window = dev.map.memories["port1_counters"]
-        requests, latching = [], [True]
+        garbled = []
 
-        class Counted:
-            def __getattr__(self, name):
-                return getattr(real, name)
+        def latching(ops, replies):
+            reads = [addr for kind, addr, _ in ops if kind == "read"]
+            if not garbled and busy in reads:
+                garbled.append(busy)
+                replies[reads.index(busy)][0] = 1
+                words = replies[reads.index(window)]
+                words[:] = [0xDEAD] * len(words)
 
-            def transact(self, ops, retry=True):
-                requests.append(ops)
-                replies = real.transact(ops, retry)
-                reads = [addr for kind, addr, _ in ops if kind == "read"]
-                if latching[0] and busy in reads:
-                    latching[0] = False
-                    replies[reads.index(busy)][0] = 1
-                    garbled = replies[reads.index(window)]
-                    garbled[:] = [0xDEAD] * len(garbled)
-                return replies
-
-        dev.bus = Counted()
+        dev.bus = bus = Intercepted(real, latching)
         try:
             now = dev.counters_now([0, 1])
-            assert len(requests) == 2, "both ports in one request, the latching one in a second"
-            assert all(kind == "read" for ops in requests for kind, _, _ in ops)
-            assert [addr for _, addr, _ in requests[1]] == [busy, window], requests[1]
-            requests.clear()
+            assert len(bus.requests) == 2, "both ports in one request, the latching one in a second"
+            assert all(kind == "read" for ops in bus.requests for kind, _, _ in ops)
+            assert [addr for _, addr, _ in bus.requests[1]] == [busy, window], bus.requests[1]
+            bus.requests.clear()
             again = dev.counters_now([0, 1])
-            assert len(requests) == 1, requests
+            assert len(bus.requests) == 1, bus.requests
         finally:
             dev.bus = real
         snap = dev.snapshot()
