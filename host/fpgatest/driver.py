@@ -323,11 +323,6 @@ class Device:
         head = f"port{port}_{prefix}"
         return [n for n in self.map.registers if n.startswith(head)]
 
-    def read_counters(self, port: int) -> dict[str, int]:
-        """The port's event counters from its last snapshot (one burst from the counter window)."""
-        return self._counter_values(port, self.bus.read(self.map.memories[f"port{port}_counters"],
-                                                        2 * len(self.map.counters())))
-
     def _counter_values(self, port: int, words: list[int]) -> dict[str, int]:
         """The counter window's words (two per counter, most significant first) by counter name."""
         return {f"port{port}_stat_{name}": (words[2 * i] << 32) | words[2 * i + 1]
@@ -336,24 +331,13 @@ class Device:
     def counters_now(self, ports: list[int]) -> dict[str, int]:
         """Latch every port now and read the event counters of `ports` only, all from that one edge (a
         cheap look, e.g. at the frames still arriving): the pulse, then each port's busy flag and its
-        counter window in one request, as snapshot reads them; a port found still latching is read again."""
+        counter window in one request, as snapshot reads them (see _read_latched)."""
         self.pulse("tester_control", "snapshot")
-        values, pending = {}, list(ports)
-        for poll in range(SNAPSHOT_POLLS):
-            pad = [("read", self.map.memories["port0_counters"], self.latch_pad_words)] \
-                if poll == 0 and self.latch_pad_words else []
-            flags = [self.map[f"port{port}_stat_counters_busy"] for port in pending]
-            ops = pad + [("read", flag.addr, flag.words) for flag in flags]
-            ops += [("read", self.map.memories[f"port{port}_counters"], 2 * len(self.map.counters()))
-                    for port in pending]
-            replies = self.batch(ops)[len(pad):]
-            for port, busy, window in zip(list(pending), replies, replies[len(flags):]):
-                if not join_words(busy):
-                    values.update(self._counter_values(port, window))
-                    pending.remove(port)
-            if not pending:
-                return values
-        raise LinkError(f"{self.url}: port {pending[0]} still latching its counters after {SNAPSHOT_POLLS} reads")
+        ports = list(dict.fromkeys(ports))      # each once (two flows may end at one port)
+        values = self._read_latched(ports, "stat_counters_busy", ("stat_counters_busy",))
+        for port in ports:
+            del values[f"port{port}_stat_counters_busy"]
+        return values
 
     def snapshot(self, clear: bool = False, clear_stats: bool = False) -> dict:
         """Latch every port at the same clock edge, then read it all: the pulse (a write, no reply to
@@ -364,23 +348,30 @@ class Device:
         """
         self.pulse("tester_control", "snapshot", *(["clear"] if clear else []),
                    *(["clear_stats", "clear_hist"] if clear_stats else []))
-        values = {}
-        # the counter bank and the histogram take a few dozen clocks to latch (the tracker's part up to
-        # a few thousand after a jump past its window); the busy flags are a port's first stat_*
-        # registers, so a burst that finds them low read the port's snapshot after them, and the
-        # port's counters, read after that burst, are latched too. A port found busy is read again
-        time_runs, pending = self._runs(["tester_time"]), list(range(self.map.n_ports()))
+        return self._read_latched(list(range(self.map.n_ports())), "stat_", ("stat_counters_busy", "stat_hist_busy"),
+                                  once=("tester_time",))
+
+    def _read_latched(self, ports: list[int], prefix: str, flags: tuple[str, ...], once: tuple[str, ...] = ()) -> dict:
+        """The reads after a snapshot pulse, every one in one request where the bridge allows it (see
+        batch): the registers `once`, then of each port its registers port<N>_<prefix>... and its
+        counter window. The counter bank and the histogram take a few dozen clocks to latch (the
+        tracker's part up to a few thousand after a jump past its window); the busy flags (port<N>_<flag>
+        for flags) are a port's first registers of the prefix, so a burst that finds them low read the
+        port's snapshot after them, and the port's counters, read after that burst, are latched too. A
+        port found busy is read again, whole, in one more request; nothing of its first read is kept.
+        Returns every register and counter read, by name."""
+        values, pending, once_runs = {}, list(ports), self._runs(list(once))
         for poll in range(SNAPSHOT_POLLS):
-            runs = {port: self._runs(self.port_names(port, "stat_")) for port in pending}
+            runs = {port: self._runs(self.port_names(port, prefix)) for port in pending}
             # the first request's pad (a read of words no one needs, see __init__) gives the latch time
             pad = [("read", self.map.memories["port0_counters"], self.latch_pad_words)] \
                 if poll == 0 and self.latch_pad_words else []
-            ops = pad + [("read", addr, total) for addr, total, _ in time_runs]
+            ops = pad + [("read", addr, total) for addr, total, _ in once_runs]
             ops += [("read", addr, total) for port in pending for addr, total, _ in runs[port]]
             ops += [("read", self.map.memories[f"port{port}_counters"], 2 * len(self.map.counters()))
                     for port in pending]
             replies = iter(self.batch(ops)[len(pad):])
-            for _, _, regs in time_runs:
+            for _, _, regs in once_runs:
                 values.update(self._split(regs, next(replies)))
             read = {port: {} for port in pending}
             for port in pending:
@@ -388,12 +379,12 @@ class Device:
                     read[port].update(self._split(regs, next(replies)))
             for port in list(pending):
                 counters = self._counter_values(port, next(replies))
-                if not (read[port][f"port{port}_stat_counters_busy"] or read[port][f"port{port}_stat_hist_busy"]):
+                if not any(read[port][f"port{port}_{flag}"] for flag in flags):
                     values.update(read[port], **counters)
                     pending.remove(port)
             if not pending:
                 return values
-            time_runs = []
+            once_runs = []
         raise LinkError(f"{self.url}: port {pending[0]} still latching its snapshot after {SNAPSHOT_POLLS} reads (a "
                         "few thousand clocks at most on an fpgatest): the device does not behave as one")
 
