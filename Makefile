@@ -25,11 +25,13 @@ TWIN_ARGS   ?=
 
 help:
 	@echo "make sweep              the thesis method on the digital twin: fpgatest sweep --proto ipv4"
+	@echo "                        --twins auto (its sizes shared out among a twin a CPU core)"
 	@echo "make test               run the test suite (cocotb + Verilator gateware, twin, host tool)"
 	@echo "make twin               build and serve the twin on socket://127.0.0.1:$(TWIN_PORT), built as the"
 	@echo "                        5A-75B is (port 0 sends, port 1 receives); TWIN_ARGS=--full: both directions"
 	@echo "make twin-linux         fpgatest sweep --proto ipv4 through the Linux kernel (twin:linux, root)"
-	@echo "make bench              line rate, twin speed, synthesis, boards' Fmax on three seeds -> build/bench/"
+	@echo "make bench              line rate, twin speed, sweep wall time, synthesis, boards' Fmax on three"
+	@echo "                        seeds -> build/bench/"
 	@echo "make bitstream          Colorlight 5A-75B bitstream (Yosys + nextpnr-ecp5 + ecppack);"
 	@echo "                        BOARD=lattice_versa_ecp5: the ECP5 Versa, both directions on both ports"
 	@echo "                        BOARD=colorlight_i9: the i9, both directions (does not meet timing yet)"
@@ -49,7 +51,7 @@ test: install
 	cd $(ROOT) && $(PY) -m pytest -q $(PYTEST_ARGS)
 
 sweep: install
-	cd $(ROOT) && $(VENV)/bin/fpgatest sweep --proto ipv4 $(SWEEP_ARGS)
+	cd $(ROOT) && $(VENV)/bin/fpgatest sweep --proto ipv4 --twins auto $(SWEEP_ARGS)
 
 twin: install
 	cd $(ROOT) && $(PY) -m boards.twin --run --port $(TWIN_PORT) $(TWIN_ARGS)
@@ -60,6 +62,7 @@ twin-linux: install
 bench: install
 	cd $(ROOT) && $(PY) -m sim.bench.linerate --out build/bench/linerate.json
 	cd $(ROOT) && $(PY) -m sim.bench.twin_speed --out build/bench/twin_speed.json
+	cd $(ROOT) && $(PY) -m sim.bench.sweep_time --out build/bench/sweep_time.json
 	cd $(ROOT) && $(PY) -m sim.bench.synth --out build/bench/synth.json
 	cd $(ROOT) && $(PY) -m sim.bench.board --out build/bench/board.json
 	cd $(ROOT) && $(PY) -m sim.bench.board --board lattice_versa_ecp5 --out build/bench/board_versa.json

@@ -474,7 +474,8 @@ def durations(args) -> tuple[float, float]:
 
 
 class Progress:
-    """Progress bar over sizes (and their intervals) with ETA, on stderr."""
+    """Progress bar over sizes (and their intervals) with ETA, on stderr; the sizes in progress (more
+    than one where several twins share them out) in its description."""
 
     def __init__(self, sizes, intervals_per_size):
         from rich.progress import BarColumn, Progress as RichProgress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -482,6 +483,7 @@ class Progress:
         self.bar = RichProgress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                                 TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), transient=True)
         self.task = self.bar.add_task("sweep", total=len(sizes) * intervals_per_size)
+        self.sizes = []
 
     def __enter__(self):
         self.bar.__enter__()
@@ -491,7 +493,15 @@ class Progress:
         self.bar.__exit__(*exc)
 
     def start_size(self, size):
-        self.bar.update(self.task, description=f"{size:>5} B")
+        self.sizes.append(size)
+        self._describe()
+
+    def end_size(self, size):
+        self.sizes.remove(size)
+        self._describe()
+
+    def _describe(self):
+        self.bar.update(self.task, description=", ".join(f"{size:>5} B" for size in sorted(self.sizes)))
 
     def sample(self, row):
         self.bar.advance(self.task)
@@ -505,6 +515,36 @@ def check_interval(t, plan) -> None:
         t.intervals().check_period(plan.interval_ticks())
     except ValueError as err:
         raise UserError(f"--interval {plan.interval_s:g}: {err}") from None
+
+
+def twin_count(text: str):
+    """argparse type of --twins: auto, or 1 to 64."""
+    if text == "auto":
+        return text
+    try:
+        return bounded(int, 1, 64)(text)
+    except argparse.ArgumentTypeError as err:
+        raise argparse.ArgumentTypeError(f"{err} (or auto)") from None
+
+
+def check_twins(args, sizes: int) -> int:
+    """--twins N: how many twins share a sweep's sizes out (at most one a size), each started for the
+    command as --url names it; one twin (the kernel's namespace) for twin:linux, one for --capture
+    (a file of one wire). --twins auto: one a CPU core where N twins may be started, else one."""
+    if args.twins == "auto":
+        alone = args.url not in TWIN_URLS or args.url.startswith("twin:linux") or getattr(args, "capture", None)
+        return 1 if alone else max(1, min(os.cpu_count() or 1, sizes))
+    if args.twins == 1:
+        return 1
+    if args.url not in TWIN_URLS:
+        raise UserError(f"--twins {args.twins}: starts that many twins, so --url is a twin this command starts "
+                        f"({', '.join(TWIN_URLS)}), not {args.url}")
+    if args.url.startswith("twin:linux"):
+        raise UserError(f"--twins {args.twins}: --url {args.url} has one Linux namespace as the device; "
+                        "take --twins 1")
+    if getattr(args, "capture", None):
+        raise UserError(f"--twins {args.twins}: --capture writes one twin's wires; take --twins 1")
+    return min(args.twins, sizes)
 
 
 def cmd_sweep(args) -> int:
@@ -522,16 +562,23 @@ def cmd_sweep(args) -> int:
     check_writable(out, "directory")
     if (out / "samples.csv").exists():
         raise UserError(f"{out} already holds results; choose another --out")
-    with open_tester(args) as t:
-        check_interval(t, plan)
-        check_ports(t, args)
-        prepare(t, args, [args.tx_port, args.rx_port])
+    twins = check_twins(args, len(plan.sizes))
+    if twins > 1:
+        print(f"fpgatest: {twins} twins, a size on each at once", file=sys.stderr)
+    with contextlib.ExitStack() as opened:
+        testers = []
+        for _ in range(twins):          # each twin its own process, checked and set up alike
+            t = opened.enter_context(open_tester(args))
+            check_interval(t, plan)
+            check_ports(t, args)
+            prepare(t, args, [args.tx_port, args.rx_port])
+            testers.append(t)
         # marked stopped until the sweep writes its own record (a stop before the first size)
         results = ResultsDir(out, {"stopped_at": {"size_bytes": None, "finished_sizes": []}})
         intervals = max(1, round(duration / interval))
         try:
             with Progress(plan.sizes, intervals) as progress:
-                summary = sweep(t, plan, results, progress)
+                summary = sweep(testers, plan, results, progress)
         except KeyboardInterrupt as stopped:
             print(f"fpgatest: interrupted; finished sizes are kept in {out}", file=sys.stderr)
             return stopped_status(stopped)
@@ -1052,6 +1099,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help="latency and drops per frame size, with fits (the thesis method)")
     s.add_argument("--sizes", default="rfc2544", help="rfc2544 | 64,128,... | START:STOP:STEP (bytes)")
     s.add_argument("--out", default=None, help="results directory (default build/results/sweep-PROTO-TIME)")
+    s.add_argument("--twins", type=twin_count, default=1,
+                   help="twin only: start this many identical twins and measure a size on each at once, "
+                        "at most one a size (a twin takes a CPU core: more than the machine's cores is slower); "
+                        "auto: one a core where the command starts the twin, else one")
     s.set_defaults(func=cmd_sweep)
 
     s = sub.add_parser("rfc2544", parents=[common, frame_opts, hist_opts], formatter_class=fmt_cls,

@@ -429,23 +429,47 @@ def summarize(meta: dict, samples: list[dict], sizes: list[dict]) -> dict:
     return summary
 
 
-def sweep(tester: Tester, plan: SweepPlan, results: ResultsDir, progress=None) -> dict:
+def sweep(testers: Tester | list[Tester], plan: SweepPlan, results: ResultsDir, progress=None) -> dict:
+    """The sizes one after another on one tester; on several (identical twins, a process each) a size to
+    each tester that is free, each measured as it would be alone. Records are written in size order: on
+    one tester each row as it comes, on several each size's rows once it and every smaller size are
+    done. A stop, or a size that fails, keeps every size finished (on several, the sizes in progress on
+    the other testers run to their end; none is started after it)."""
+    testers = testers if isinstance(testers, list) else [testers]
     streams = plan.streams()
-    meta = {}
+    meta, done, written = {}, {}, []    # done: index of a finished size -> (record, rows)
     samples, sizes = [], []
+
+    def write(i: int) -> None:
+        record, rows = done[i]
+        if len(testers) > 1:            # one tester wrote them as they came
+            for row in rows:
+                results.add_sample(row)
+            results.add_size(record)
+        samples.extend(rows)
+        sizes.append(record)
+        written.append(i)
+        write_json_atomic(results.path / "summary.json", summarize(meta, samples, sizes))
+
     try:
-        meta.update(results_meta(tester, plan))
+        meta.update(results_meta(testers[0], plan, len(testers)))
         write_json_atomic(results.path / "run.json", meta)
-        for stream in streams:
-            if progress:
-                progress.start_size(stream.size)
-            record, rows = measure_size(tester, plan, stream, results,
-                                        on_sample=progress.sample if progress else None)
-            samples += rows
-            sizes.append(record)
-            write_json_atomic(results.path / "summary.json", summarize(meta, samples, sizes))
+        if len(testers) == 1:
+            for i, stream in enumerate(streams):
+                if progress:
+                    progress.start_size(stream.size)
+                done[i] = measure_size(testers[0], plan, stream, results,
+                                       on_sample=progress.sample if progress else None)
+                if progress:
+                    progress.end_size(stream.size)
+                write(i)
+        else:
+            _shared_out(testers, plan, streams, done, write, progress)
     except BaseException:
-        meta["stopped_at"] = {"size_bytes": streams[len(sizes)].size if len(sizes) < len(streams) else None,
+        for i in sorted(set(done) - set(written)):
+            write(i)                    # finished on another tester after the size that stopped
+        unfinished = [s.size for i, s in enumerate(streams) if i not in done]
+        meta["stopped_at"] = {"size_bytes": unfinished[0] if unfinished else None,
                               "finished_sizes": [s["size_bytes"] for s in sizes]}
         write_json_atomic(results.path / "run.json", meta)
         if sizes:
@@ -456,7 +480,62 @@ def sweep(tester: Tester, plan: SweepPlan, results: ResultsDir, progress=None) -
     return summarize(meta, samples, sizes)
 
 
-def results_meta(tester: Tester, plan: SweepPlan) -> dict:
+def _shared_out(testers: list[Tester], plan: SweepPlan, streams: list[Stream], done: dict, write, progress) -> None:
+    """sweep's sizes on several testers: a thread per tester takes the next size no one has taken and
+    puts its result in done; this thread calls write(i) as soon as sizes 0..i are all done, and raises
+    the first failure once every thread has ended. A stop signal, which this thread takes, reaches the
+    others as an error of their next register access (fpgatest.stop); no size is started after a
+    failure or a stop."""
+    import threading
+
+    changed, failed, ending = threading.Condition(), [], []
+    untaken = list(range(len(streams)))
+
+    def work(tester: Tester) -> None:
+        while True:
+            with changed:
+                if failed or ending or not untaken:
+                    return
+                i = untaken.pop(0)
+            if progress:
+                progress.start_size(streams[i].size)
+            try:
+                result = measure_size(tester, plan, streams[i], None,
+                                      on_sample=progress.sample if progress else None)
+            except BaseException as err:
+                with changed:
+                    failed.append(err)
+                    changed.notify()
+                return
+            with changed:
+                done[i] = result
+                changed.notify()
+            if progress:
+                progress.end_size(streams[i].size)
+
+    threads = [threading.Thread(target=work, args=(t,), name=f"sweep-{n}", daemon=True)
+               for n, t in enumerate(testers)]
+    for thread in threads:
+        thread.start()
+    try:
+        for i in range(len(streams)):
+            with changed:
+                while i not in done and not failed:
+                    changed.wait(0.5)   # a timeout, so that a signal is taken while waiting
+                if failed:
+                    break
+            write(i)
+    finally:
+        with changed:
+            ending.append(True)         # this thread failed (or stopped): no size is started after it
+        for thread in threads:
+            thread.join()
+    if failed:
+        raise failed[0]
+
+
+def results_meta(tester: Tester, plan: SweepPlan, testers: int = 1) -> dict:
+    """What a sweep's run.json says of it; testers: how many identical twins shared its sizes out."""
     return {
         "proto": plan.proto,
         "settings": {"sizes": plan.sizes, "ifg_bytes": plan.ifg, "rate_percent": plan.rate_percent,
@@ -466,7 +545,9 @@ def results_meta(tester: Tester, plan: SweepPlan) -> dict:
                      # host's polling (each snapshot carries its exact tester time; a build without it)
                      "interval_timer": "gateware" if tester.has_intervals() else "host"},
         "tester": {"url": tester.dev.url, "build_id": tester.dev.map.build_id,
-                   "calibration": tester.calibration()},
+                   "calibration": tester.calibration(),
+                   # sizes measured on this many identical twins at once (each size on one of them)
+                   **({"twins": testers} if testers > 1 else {})},
         "time_unix": time.time(),
         **({"dut": {"linux_tap_ports": taps}} if (taps := tester.tap_ports()) else {}),
     }

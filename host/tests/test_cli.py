@@ -216,6 +216,9 @@ def test_interrupted_sweep_keeps_finished_sizes(twin_link, tmp_path):
             if self.sizes == 2:
                 raise KeyboardInterrupt
 
+        def end_size(self, size):
+            pass
+
         def sample(self, row):
             pass
 
@@ -238,6 +241,7 @@ BAD = [
     (["sweep", "--sizes", "banana"], "bad size list"),
     (["run", "--size", "20000"], "--size: 20000 out of range 64..16383 bytes"),
     (["sweep", "--rate", "150"], "--rate: 150 out of range (0, 100] %"),
+    (["sweep", "--twins", "0"], "--twins: 0 out of range 1..64"),
     (["calibrate", "--cables", "1"], "at least two different cable lengths"),
     (["sweep", "--dut", "speed=9"], "bad --dut"),
     (["sweep", "--rx-port", "5"], "--rx-port 5 out of range: this tester has ports 0..1"),
@@ -350,20 +354,24 @@ def _twins() -> int:
     return len(r.stdout.split())
 
 
-def test_sigterm_stops_sweep_and_its_twin(twin_link, tmp_path):
-    """SIGTERM during a sweep on a twin the command started: the run is marked stopped, the twin ends."""
+@pytest.mark.parametrize("twins", [1, 2])
+def test_sigterm_stops_sweep_and_its_twin(twin_link, tmp_path, twins):
+    """SIGTERM during a sweep on a twin the command started (or on two, their sizes measured at once):
+    the run is marked stopped, the twins end."""
     import signal
     import time
 
     before = _twins()
     out = tmp_path / "r"
     proc = subprocess.Popen([sys.executable, "-m", "fpgatest", "sweep", "--sizes", "64,128,256,512,1024,1518",
-                             "--calibration", "none", "--out", str(out)],
+                             "--calibration", "none", "--twins", str(twins), "--out", str(out)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
     while not (out / "samples.csv").exists():
         assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read() if proc.poll() else "slow"
         time.sleep(0.05)
+    assert _twins() == before + twins
+    time.sleep(0.5)                     # the sizes under way (one takes seconds)
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=60) == 128 + signal.SIGTERM
     err = proc.stderr.read()
@@ -373,6 +381,104 @@ def test_sigterm_stops_sweep_and_its_twin(twin_link, tmp_path):
     while _twins() > before and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _twins() == before, "the twin this sweep started is stopped"
+
+
+def test_sweep_on_two_twins_at_once(twin_link, tmp_path):
+    """--twins 2: two twins of the command's own, a size on each at once; every size measured exactly as
+    on one (the default switch: 1 us + 8 ns/B, store-and-forward), written in size order."""
+    import threading
+    import time
+
+    from fpgatest.output import load
+
+    before, most = _twins(), []
+    ended = threading.Event()
+
+    def count():
+        while not ended.is_set():
+            most.append(_twins() - before)
+            time.sleep(0.1)
+
+    counter = threading.Thread(target=count)
+    counter.start()
+    out = tmp_path / "r"
+    try:
+        r = subprocess.run([sys.executable, "-m", "fpgatest", "sweep", "--sizes", "64,512,1518,128", "--twins", "2",
+                            "--calibration", "none", "--duration", "0.004", "--interval", "0.001", "--out", str(out)],
+                           capture_output=True, text=True, timeout=300)
+    finally:
+        ended.set()
+        counter.join()
+    assert r.returncode == 0, r.stderr
+    assert max(most) == 2, "two twins ran at once"
+    assert _twins() == before, "both twins are stopped"
+    assert json.loads((out / "run.json").read_text())["tester"]["twins"] == 2
+    summary = summary_of(out)
+    assert [s["size_bytes"] for s in summary["sizes"]] == [64, 512, 1518, 128]
+    for record in summary["sizes"]:
+        size = record["size_bytes"]
+        assert record["frames"]["lost"] == 0 and record["frames"]["tx"] == record["frames"]["rx"] > 0, record
+        assert record["latency_ns"]["min"] == record["latency_ns"]["max"] == 1000 + 8 * size, record
+        rows = _samples_of(out, size)
+        assert [row["interval"] for row in rows] == [0, 1, 2, 3]
+        assert all(row["duration_s"] == pytest.approx(0.001, abs=1e-12) for row in rows), rows
+    rows = [row["size_bytes"] for row in load(out)[1]]
+    assert rows == [64] * 4 + [512] * 4 + [1518] * 4 + [128] * 4, "samples.csv in the sizes' order"
+    fit = summary["fit"]
+    assert fit["slope_ns_per_byte"] == pytest.approx(8.0) and fit["intercept_ns"] == pytest.approx(1000.0), fit
+
+
+def test_sizes_shared_out_are_written_in_order_and_a_failure_keeps_the_finished(tmp_path, monkeypatch):
+    """sweep on two testers: sizes finished out of order are written in size order; when one size fails,
+    the size in progress on the other tester runs to its end, no size is started after the failure, and
+    every finished size is kept (the measurement itself is a stand-in here: what is tested is the
+    sharing out; test_sweep_on_two_twins_at_once measures on two twins)."""
+    import threading
+
+    from fpgatest import measure
+    from fpgatest.output import load
+
+    started, failing = [], []
+    failed = threading.Event()
+
+    def measured(tester, plan, stream, results, on_sample=None):
+        started.append((tester, stream.size))
+        if stream.size == 64:           # the slow one: ends once the other tester's thread has failed and ended
+            failed.wait(10)
+            failing[0].join(10)
+        if stream.size == 256:
+            failing.append(threading.current_thread())
+            failed.set()
+            raise RuntimeError("the device under test went away")
+        rows = [{"size_bytes": stream.size, "interval": k, "tx_frames": 1, "rx_frames": 1, "lat_count": 1}
+                for k in range(2)]
+        return {"size_bytes": stream.size}, rows
+
+    monkeypatch.setattr(measure, "measure_size", measured)
+    monkeypatch.setattr(measure, "results_meta", lambda tester, plan, testers: {"testers": testers})
+    monkeypatch.setattr(measure, "summarize", lambda meta, samples, sizes: {"sizes": list(sizes)})
+    plan = SweepPlan("ipv4", [64, 128, 256, 512], 12, None, 0.002, 0.001)
+    with pytest.raises(RuntimeError, match="went away"):
+        sweep(["tester A", "tester B"], plan, ResultsDir(tmp_path / "r", {}))
+    by_size = {size: tester for tester, size in started}
+    assert sorted(by_size) == [64, 128, 256] and by_size[128] == by_size[256] != by_size[64], started
+    run = json.loads((tmp_path / "r" / "run.json").read_text())
+    assert run["stopped_at"] == {"size_bytes": 256, "finished_sizes": [64, 128]}
+    _, samples, sizes = load(tmp_path / "r")
+    assert [r["size_bytes"] for r in sizes] == [64, 128]
+    assert [(r["size_bytes"], r["interval"]) for r in samples] == [(64, 0), (64, 1), (128, 0), (128, 1)]
+
+
+def test_twins_only_where_the_command_starts_them(tmp_path, capsys):
+    """--twins N: refused, one line, for a URL the command does not start, the kernel as the device and a
+    capture (of one wire), before anything is started or written."""
+    for extra, message in ((["--url", "socket://127.0.0.1:9"], "--url is a twin this command starts"),
+                           (["--url", "twin:linux"], "has one Linux namespace as the device"),
+                           (["--capture", str(tmp_path / "c.pcapng")], "--capture writes one twin's wires")):
+        assert main(["sweep", "--twins", "2", *extra, "--out", str(tmp_path / "o")]) == 2
+        lines = capsys.readouterr().err.strip().splitlines()
+        assert len(lines) == 1 and message in lines[0], lines
+        assert not (tmp_path / "o").exists() and not (tmp_path / "c.pcapng").exists()
 
 
 @pytest.mark.parametrize("raised, status", [("Stopped(signal.SIGTERM)", 7), ("KeyboardInterrupt()", -signal.SIGINT)])
