@@ -527,10 +527,23 @@ def twin_count(text: str):
         raise argparse.ArgumentTypeError(f"{err} (or auto)") from None
 
 
-def check_twins(args, sizes: int) -> int:
-    """--twins N: how many twins share a sweep's sizes out (at most one a size), each started for the
+TWINS_HELP = ("twin only: start this many identical twins and measure a size on each at once, at most one a "
+              "size (a twin takes a CPU core: more than the machine's cores is slower); auto: one a core where "
+              "the command starts the twin, else one")
+
+
+def twins_for(args, sizes: int) -> int:
+    """--twins N: how many twins share a campaign's sizes out (at most one a size), each started for the
     command as --url names it; one twin (the kernel's namespace) for twin:linux, one for --capture
-    (a file of one wire). --twins auto: one a CPU core where N twins may be started, else one."""
+    (a file of one wire). --twins auto: one a CPU core where N twins may be started, else one. Says
+    so on stderr when more than one."""
+    twins = _twins_for(args, sizes)
+    if twins > 1:
+        print(f"fpgatest: {twins} twins, a size on each at once", file=sys.stderr)
+    return twins
+
+
+def _twins_for(args, sizes: int) -> int:
     if args.twins == "auto":
         alone = args.url not in TWIN_URLS or args.url.startswith("twin:linux") or getattr(args, "capture", None)
         return 1 if alone else max(1, min(os.cpu_count() or 1, sizes))
@@ -562,9 +575,7 @@ def cmd_sweep(args) -> int:
     check_writable(out, "directory")
     if (out / "samples.csv").exists():
         raise UserError(f"{out} already holds results; choose another --out")
-    twins = check_twins(args, len(plan.sizes))
-    if twins > 1:
-        print(f"fpgatest: {twins} twins, a size on each at once", file=sys.stderr)
+    twins = twins_for(args, len(plan.sizes))
     with contextlib.ExitStack() as opened:
         testers = []
         for _ in range(twins):          # each twin its own process, checked and set up alike
@@ -622,7 +633,11 @@ def cmd_rfc2544(args) -> int:
             f"60 s, 20 × 120 s, 2 s × 50: use them on a board)" if twin else
             f"trials of {plan.trial_s:g} s, latency {plan.latency_trials} × {plan.latency_trial_s:g} s, bursts up to "
             f"{plan.burst_s:g} s × {plan.burst_trials}")
-    with open_tester(args) as t:
+    # the groups of flows and sizes the twins share out: each direction's sizes, or both at once
+    twins = twins_for(args, len(plan.sizes) * (1 if args.directions in ("one", "bidirectional") else 2))
+    with contextlib.ExitStack() as opened:
+        testers = [opened.enter_context(open_tester(args)) for _ in range(twins)]
+        t = testers[0]
         check_ports(t, args)
         back = (args.rx_port, args.tx_port)
         both_ways = t.has(back[0], "tx") and t.has(back[1], "rx")
@@ -634,11 +649,12 @@ def cmd_rfc2544(args) -> int:
             plan.bidirectional = args.directions == "bidirectional"
         one_way = (f"{args.rx_port}→{args.tx_port} not tested: this build cannot send on port {back[0]} and "
                    f"receive on port {back[1]}" if args.directions == "both" and not both_ways else None)
-        prepare(t, args, [args.tx_port, args.rx_port])
+        for tester in testers:
+            prepare(tester, args, [args.tx_port, args.rx_port])
         meta = {"command": "rfc2544", "target": target_text(t, args), "proto": args.proto, "trial_note": note,
                 **({"directions_note": one_way} if one_way else {}),
                 "plan": asdict(plan), "build_id": t.dev.map.build_id, "calibration": t.calibration(),
-                "time_unix": time.time()}
+                **({"twins": twins} if twins > 1 else {}), "time_unix": time.time()}
         out.mkdir(parents=True, exist_ok=True)
         write_json_atomic(out / "run.json", {**meta, "stopped": True})   # until the run ends
         log = TrialLog(out / "trials.csv")
@@ -648,7 +664,7 @@ def cmd_rfc2544(args) -> int:
                   f"{row['rate_percent']:.3f} %: {row['tx_frames']} sent, {row['lost']} lost", file=sys.stderr)
 
         try:
-            results = run(Bench(t, plan, log, on_trial=show), tests, out, meta)
+            results = run([Bench(tester, plan, log, on_trial=show) for tester in testers], tests, out, meta)
         except KeyboardInterrupt as stopped:
             print(f"fpgatest: interrupted; the trials so far are kept in {out}", file=sys.stderr)
             return stopped_status(stopped)
@@ -1099,10 +1115,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="latency and drops per frame size, with fits (the thesis method)")
     s.add_argument("--sizes", default="rfc2544", help="rfc2544 | 64,128,... | START:STOP:STEP (bytes)")
     s.add_argument("--out", default=None, help="results directory (default build/results/sweep-PROTO-TIME)")
-    s.add_argument("--twins", type=twin_count, default=1,
-                   help="twin only: start this many identical twins and measure a size on each at once, "
-                        "at most one a size (a twin takes a CPU core: more than the machine's cores is slower); "
-                        "auto: one a core where the command starts the twin, else one")
+    s.add_argument("--twins", type=twin_count, default=1, help=TWINS_HELP)
     s.set_defaults(func=cmd_sweep)
 
     s = sub.add_parser("rfc2544", parents=[common, frame_opts, hist_opts], formatter_class=fmt_cls,
@@ -1140,6 +1153,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--learning-frames", type=bounded(int, 0, 1_000_000), default=16,
                    help="frames sent from the receiving port before a size's trials (address learning)")
     s.add_argument("--out", default=None, help="results directory (default build/results/rfc2544-TEST-TIME)")
+    s.add_argument("--twins", type=twin_count, default=1, help=TWINS_HELP)
     s.set_defaults(func=cmd_rfc2544)
 
     probe_opts = Parser(add_help=False, parents=[frame_opts])

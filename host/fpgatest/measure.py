@@ -431,17 +431,16 @@ def summarize(meta: dict, samples: list[dict], sizes: list[dict]) -> dict:
 
 def sweep(testers: Tester | list[Tester], plan: SweepPlan, results: ResultsDir, progress=None) -> dict:
     """The sizes one after another on one tester; on several (identical twins, a process each) a size to
-    each tester that is free, each measured as it would be alone. Records are written in size order: on
-    one tester each row as it comes, on several each size's rows once it and every smaller size are
-    done. A stop, or a size that fails, keeps every size finished (on several, the sizes in progress on
-    the other testers run to their end; none is started after it)."""
+    each tester that is free, each measured as it would be alone (shared_out). Records are written in
+    size order: on one tester each row as it comes, on several each size's rows once it and every
+    smaller size are done. A stop, or a size that fails, keeps every size finished."""
     testers = testers if isinstance(testers, list) else [testers]
     streams = plan.streams()
-    meta, done, written = {}, {}, []    # done: index of a finished size -> (record, rows)
+    meta, written = {}, []              # written: the indices of the sizes written
     samples, sizes = [], []
 
-    def write(i: int) -> None:
-        record, rows = done[i]
+    def write(i: int, result: tuple[dict, list[dict]]) -> None:
+        record, rows = result
         if len(testers) > 1:            # one tester wrote them as they came
             for row in rows:
                 results.add_sample(row)
@@ -451,24 +450,25 @@ def sweep(testers: Tester | list[Tester], plan: SweepPlan, results: ResultsDir, 
         written.append(i)
         write_json_atomic(results.path / "summary.json", summarize(meta, samples, sizes))
 
+    def measure(tester: Tester, i: int) -> tuple[dict, list[dict]]:
+        if progress:
+            progress.start_size(streams[i].size)
+        result = measure_size(tester, plan, streams[i], results if len(testers) == 1 else None,
+                              on_sample=progress.sample if progress else None)
+        if progress:
+            progress.end_size(streams[i].size)
+        return result
+
     try:
         meta.update(results_meta(testers[0], plan, len(testers)))
         write_json_atomic(results.path / "run.json", meta)
         if len(testers) == 1:
-            for i, stream in enumerate(streams):
-                if progress:
-                    progress.start_size(stream.size)
-                done[i] = measure_size(testers[0], plan, stream, results,
-                                       on_sample=progress.sample if progress else None)
-                if progress:
-                    progress.end_size(stream.size)
-                write(i)
+            for i in range(len(streams)):
+                write(i, measure(testers[0], i))
         else:
-            _shared_out(testers, plan, streams, done, write, progress)
+            shared_out(testers, len(streams), measure, write)
     except BaseException:
-        for i in sorted(set(done) - set(written)):
-            write(i)                    # finished on another tester after the size that stopped
-        unfinished = [s.size for i, s in enumerate(streams) if i not in done]
+        unfinished = [s.size for i, s in enumerate(streams) if i not in written]
         meta["stopped_at"] = {"size_bytes": unfinished[0] if unfinished else None,
                               "finished_sizes": [s["size_bytes"] for s in sizes]}
         write_json_atomic(results.path / "run.json", meta)
@@ -480,28 +480,26 @@ def sweep(testers: Tester | list[Tester], plan: SweepPlan, results: ResultsDir, 
     return summarize(meta, samples, sizes)
 
 
-def _shared_out(testers: list[Tester], plan: SweepPlan, streams: list[Stream], done: dict, write, progress) -> None:
-    """sweep's sizes on several testers: a thread per tester takes the next size no one has taken and
-    puts its result in done; this thread calls write(i) as soon as sizes 0..i are all done, and raises
-    the first failure once every thread has ended. A stop signal, which this thread takes, reaches the
-    others as an error of their next register access (fpgatest.stop); no size is started after a
-    failure or a stop."""
+def shared_out(testers: list, count: int, measure, write) -> None:
+    """Units 0..count-1 of a campaign (a sweep's sizes, RFC 2544's) on several testers at once (identical
+    twins): a thread per tester takes the next unit no one has taken, measure(tester, i) -> its result,
+    and this thread calls write(i, result) in the units' order, each as soon as the units before it are
+    written. On a failure, or a stop signal (which this thread takes; the others meet it as an error of
+    their next register access, fpgatest.stop), no unit is started after it, the units under way run to
+    their end, every unit finished is written (in order, past the gaps) and the first failure raised."""
     import threading
 
-    changed, failed, ending = threading.Condition(), [], []
-    untaken = list(range(len(streams)))
+    changed, failed, ending, done = threading.Condition(), [], [], {}
+    untaken = list(range(count))
 
-    def work(tester: Tester) -> None:
+    def work(tester) -> None:
         while True:
             with changed:
                 if failed or ending or not untaken:
                     return
                 i = untaken.pop(0)
-            if progress:
-                progress.start_size(streams[i].size)
             try:
-                result = measure_size(tester, plan, streams[i], None,
-                                      on_sample=progress.sample if progress else None)
+                result = measure(tester, i)
             except BaseException as err:
                 with changed:
                     failed.append(err)
@@ -510,26 +508,28 @@ def _shared_out(testers: list[Tester], plan: SweepPlan, streams: list[Stream], d
             with changed:
                 done[i] = result
                 changed.notify()
-            if progress:
-                progress.end_size(streams[i].size)
 
-    threads = [threading.Thread(target=work, args=(t,), name=f"sweep-{n}", daemon=True)
+    threads = [threading.Thread(target=work, args=(t,), name=f"shared-out-{n}", daemon=True)
                for n, t in enumerate(testers)]
     for thread in threads:
         thread.start()
+    written = 0
     try:
-        for i in range(len(streams)):
+        while written < count:
             with changed:
-                while i not in done and not failed:
+                while written not in done and not failed:
                     changed.wait(0.5)   # a timeout, so that a signal is taken while waiting
                 if failed:
                     break
-            write(i)
+            write(written, done[written])
+            written += 1
     finally:
         with changed:
-            ending.append(True)         # this thread failed (or stopped): no size is started after it
+            ending.append(True)         # nothing is started after a failure or a stop
         for thread in threads:
             thread.join()
+        for i in sorted(i for i in done if i >= written):
+            write(i, done[i])           # finished after the failure, or after a gap
     if failed:
         raise failed[0]
 

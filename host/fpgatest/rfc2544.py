@@ -8,13 +8,14 @@ frame still in the device is never counted lost. Loss is exact: every frame carr
 
 import csv
 import math
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from fpgatest.analysis import (BYTE_NS, forwarding_mode, linear_fit, percentiles, rfc1242_latency, rfc1242_value,
                                theoretical_fps)
 from fpgatest.driver import TICK_NS
-from fpgatest.measure import drain, frames_lost, histogram_setting, send_and_drain
+from fpgatest.measure import drain, frames_lost, histogram_setting, send_and_drain, shared_out
 from fpgatest.output import bins_text, number_text, percentile_text, write_json_atomic
 from fpgatest.tester import MIN_IFG, SettingError, Stream, Tester, lat_ns
 
@@ -85,16 +86,19 @@ class Rfc2544Plan:
 
 
 class TrialLog:
-    """trials.csv: every trial of the run, one row each, flushed as it ends."""
+    """trials.csv: every trial of the run, one row each, flushed as it ends (in the order they end: with
+    several twins, theirs interleaved; each row names its size and path)."""
 
     def __init__(self, path: Path):
         self.file = open(path, "w", newline="")
         self.writer = csv.DictWriter(self.file, fieldnames=TRIAL_COLUMNS)
         self.writer.writeheader()
+        self.lock = threading.Lock()
 
     def add(self, row: dict) -> None:
-        self.writer.writerow({k: row.get(k) for k in TRIAL_COLUMNS})
-        self.file.flush()
+        with self.lock:
+            self.writer.writerow({k: row.get(k) for k in TRIAL_COLUMNS})
+            self.file.flush()
 
     def close(self) -> None:
         self.file.close()
@@ -357,31 +361,45 @@ def forwarding(latency: list[dict]) -> str:
     return forwarding_mode(linear_fit([p[0] for p in pts], [p[1] for p in pts])["slope"])
 
 
-def run(bench: Bench, tests: list[str], out: Path, meta: dict) -> dict:
+def run(benches: Bench | list[Bench], tests: list[str], out: Path, meta: dict) -> dict:
     """The chosen benchmarks over every group of flows (each direction in turn, or both at once) and
-    size; results.json rewritten after each size."""
-    plan = bench.plan
+    size; results.json rewritten after each. On several benches (identical twins) the groups and sizes
+    are shared out, one on each at once (measure.shared_out), their records kept in the same order."""
+    benches = benches if isinstance(benches, list) else [benches]
+    plan = benches[0].plan
     results = {"meta": meta, "tests": tests, "throughput": [], "latency": [], "loss": [], "back_to_back": [],
                "learning": []}
-    for flows in plan.groups():
-        for size in plan.sizes:
-            for flow in flows:
-                results["learning"].append({"tx_port": flow[0], "rx_port": flow[1], "size_bytes": size,
-                                            "sent": bench.learn(flow, size)})
-            tput = None
-            if "throughput" in tests or "latency" in tests:
-                tput = bench.throughput(flows, size)
-                results["throughput"] += tput
-            if "latency" in tests:
-                rate = tput[0]["throughput_percent"]
-                results["latency"] += (bench.latency(flows, size, rate, tput) if rate
-                                       else [Bench._record(flows, flow, size, rate_percent=None, fifo_ns=None, trials=0)
-                                             for flow in flows])
-            if "loss" in tests:
-                results["loss"] += bench.loss(flows, size)
-            if "back-to-back" in tests:
-                results["back_to_back"] += bench.back_to_back(flows, size)
-            write_json_atomic(out / "results.json", finish(results))
+    units = [(flows, size) for flows in plan.groups() for size in plan.sizes]
+
+    def measure(bench: Bench, i: int) -> dict:
+        flows, size = units[i]
+        part = {"learning": [], "throughput": [], "latency": [], "loss": [], "back_to_back": []}
+        for flow in flows:
+            part["learning"].append({"tx_port": flow[0], "rx_port": flow[1], "size_bytes": size,
+                                     "sent": bench.learn(flow, size)})
+        if "throughput" in tests or "latency" in tests:
+            part["throughput"] = bench.throughput(flows, size)
+        if "latency" in tests:
+            rate = part["throughput"][0]["throughput_percent"]
+            part["latency"] = (bench.latency(flows, size, rate, part["throughput"]) if rate
+                               else [Bench._record(flows, flow, size, rate_percent=None, fifo_ns=None, trials=0)
+                                     for flow in flows])
+        if "loss" in tests:
+            part["loss"] = bench.loss(flows, size)
+        if "back-to-back" in tests:
+            part["back_to_back"] = bench.back_to_back(flows, size)
+        return part
+
+    def write(i: int, part: dict) -> None:
+        for key, records in part.items():
+            results[key] += records
+        write_json_atomic(out / "results.json", finish(results))
+
+    if len(benches) == 1:
+        for i in range(len(units)):
+            write(i, measure(benches[0], i))
+    else:
+        shared_out(benches, len(units), measure, write)
     return finish(results)
 
 

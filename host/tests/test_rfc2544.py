@@ -270,3 +270,31 @@ def test_histogram_percentiles_hold_every_frames_latency(twin_link, rate_mbps, i
             assert q["low_ns"] <= truth <= q["high_ns"], (q, truth)
             widest = max(hist["bin_ns"], (q["high_ns"] - hist["base_ns"]) / 4) if log else hist["bin_ns"]
             assert q["bound_ns"] == (q["high_ns"] - q["low_ns"]) / 2 + 4.0 <= widest / 2 + 4.0
+
+
+def test_rfc2544_on_two_twins_at_once(twin_link, tmp_path, capsys):
+    """--twins 2: two default twins of the command's own (port 0 -> 1), each size's benchmarks on one of
+    them at once, through the same bottleneck: every trial loses exactly the frames the reference model
+    drops, throughput and back-to-back are the model's, and the records are in size order, as on one."""
+    out = tmp_path / "rfc"
+    argv = ["rfc2544", "all", "--url", "twin", "--twins", "2", "--calibration", "none", "--sizes", "64,512,1518",
+            "--out", str(out)] + [a for k, v in BOTTLENECK.items() for a in ("--dut", f"{k}={v}")]
+    assert main(argv) == 0
+    assert "2 twins, a size on each at once" in capsys.readouterr().err
+    trials = list(csv.DictReader(open(out / "trials.csv")))
+    res = json.loads((out / "results.json").read_text())
+    assert json.loads((out / "run.json").read_text())["twins"] == 2
+    for row in trials:
+        size, rate, frames = int(row["size_bytes"]), float(row["rate_percent"]), int(row["frames"])
+        assert int(row["lost"]) == len(drops(size, period_bytes(size, rate), frames, buffer_bytes=4096, pace=PACE)), row
+    for key in ("learning", "throughput", "latency", "loss", "back_to_back"):
+        assert [r["size_bytes"] for r in res[key]] == [64, 512, 1518], key
+    for r in res["throughput"]:
+        assert r["throughput_percent"] >= 49.0 and r["failed_at_percent"] - r["throughput_percent"] <= 1.0
+    for r in res["back_to_back"]:
+        first = drops(r["size_bytes"], period_bytes(r["size_bytes"], 100.0), 5000, buffer_bytes=4096, pace=PACE)[0]
+        assert r["frames"] == first
+    for r in res["latency"]:
+        assert r["min_ns"] == store_and_forward_ns(r["size_bytes"])
+    assert len(trials) == sum(r["trials"] for r in res["throughput"]) + sum(r["trials"] for r in res["latency"]) \
+        + sum(len(r["points"]) for r in res["loss"]) + sum(r["trials"] for r in res["back_to_back"])
