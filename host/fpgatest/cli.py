@@ -1115,7 +1115,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="latency and drops per frame size, with fits (the thesis method)")
     s.add_argument("--sizes", default="rfc2544", help="rfc2544 | 64,128,... | START:STOP:STEP (bytes)")
     s.add_argument("--out", default=None, help="results directory (default build/results/sweep-PROTO-TIME)")
-    s.add_argument("--twins", type=twin_count, default=1, help=TWINS_HELP)
+    s.add_argument("--twins", type=twin_count, default=1, metavar="N|auto", help=TWINS_HELP)
     s.set_defaults(func=cmd_sweep)
 
     s = sub.add_parser("rfc2544", parents=[common, frame_opts, hist_opts], formatter_class=fmt_cls,
@@ -1153,7 +1153,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--learning-frames", type=bounded(int, 0, 1_000_000), default=16,
                    help="frames sent from the receiving port before a size's trials (address learning)")
     s.add_argument("--out", default=None, help="results directory (default build/results/rfc2544-TEST-TIME)")
-    s.add_argument("--twins", type=twin_count, default=1, help=TWINS_HELP)
+    s.add_argument("--twins", type=twin_count, default=1, metavar="N|auto", help=TWINS_HELP)
     s.set_defaults(func=cmd_rfc2544)
 
     probe_opts = Parser(add_help=False, parents=[frame_opts])
