@@ -411,6 +411,9 @@ def test_sweep_on_two_twins_at_once(twin_link, tmp_path):
         counter.join()
     assert r.returncode == 0, r.stderr
     assert max(most) == 2, "two twins ran at once"
+    deadline = time.monotonic() + 10
+    while _twins() > before and time.monotonic() < deadline:     # stopped as the command ends, gone soon after
+        time.sleep(0.1)
     assert _twins() == before, "both twins are stopped"
     assert json.loads((out / "run.json").read_text())["tester"]["twins"] == 2
     summary = summary_of(out)
