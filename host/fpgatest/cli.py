@@ -544,19 +544,16 @@ def twins_for(args, sizes: int) -> int:
 
 
 def _twins_for(args, sizes: int) -> int:
+    # why this command runs on one twin only, if it does (--twins auto then takes one, a number refuses)
+    alone = ("starts that many twins, so --url is a twin this command starts "
+             f"({', '.join(TWIN_URLS)}), not {args.url}" if args.url not in TWIN_URLS else
+             f"--url {args.url} has one Linux namespace as the device; take --twins 1"
+             if args.url.startswith("twin:linux") else
+             "--capture writes one twin's wires; take --twins 1" if getattr(args, "capture", None) else None)
     if args.twins == "auto":
-        alone = args.url not in TWIN_URLS or args.url.startswith("twin:linux") or getattr(args, "capture", None)
         return 1 if alone else max(1, min(os.cpu_count() or 1, sizes))
-    if args.twins == 1:
-        return 1
-    if args.url not in TWIN_URLS:
-        raise UserError(f"--twins {args.twins}: starts that many twins, so --url is a twin this command starts "
-                        f"({', '.join(TWIN_URLS)}), not {args.url}")
-    if args.url.startswith("twin:linux"):
-        raise UserError(f"--twins {args.twins}: --url {args.url} has one Linux namespace as the device; "
-                        "take --twins 1")
-    if getattr(args, "capture", None):
-        raise UserError(f"--twins {args.twins}: --capture writes one twin's wires; take --twins 1")
+    if args.twins > 1 and alone:
+        raise UserError(f"--twins {args.twins}: {alone}")
     return min(args.twins, sizes)
 
 

@@ -367,13 +367,13 @@ def run(benches: Bench | list[Bench], tests: list[str], out: Path, meta: dict) -
     are shared out, one on each at once (measure.shared_out), their records kept in the same order."""
     benches = benches if isinstance(benches, list) else [benches]
     plan = benches[0].plan
-    results = {"meta": meta, "tests": tests, "throughput": [], "latency": [], "loss": [], "back_to_back": [],
-               "learning": []}
+    records = ("throughput", "latency", "loss", "back_to_back", "learning")
+    results = {"meta": meta, "tests": tests, **{key: [] for key in records}}
     units = [(flows, size) for flows in plan.groups() for size in plan.sizes]
 
     def measure(bench: Bench, i: int) -> dict:
         flows, size = units[i]
-        part = {"learning": [], "throughput": [], "latency": [], "loss": [], "back_to_back": []}
+        part = {key: [] for key in records}
         for flow in flows:
             part["learning"].append({"tx_port": flow[0], "rx_port": flow[1], "size_bytes": size,
                                      "sent": bench.learn(flow, size)})
