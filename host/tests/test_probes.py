@@ -426,6 +426,44 @@ def test_echo_responder_full_drops_and_counts(twin_link):
     assert port0["other_stream"] == merged
 
 
+def test_echo_responder_off_finishes_its_queue_and_keeps_nothing(twin_link):
+    """The responder's logic runs only while it is on or has work (its clock stops when idle): turned
+    off with replies still queued, it works them off as before (counted as sent, none on the wire:
+    the way back is port 1's transmitter while it is off), and turned on again it sends nothing
+    left from before; the next pings are answered as ever."""
+    set_echo_model(twin_link)
+    url, csr = twin_link
+    delay_ticks = 25_000                                 # 200 us: the replies wait while it is turned off
+    with Device(url, csr) as dev:
+        t = Tester(dev)
+        t.echo_set(enable=True, delay_ns=delay_ticks * TICK_NS)
+        dev.write("port0_cfg_rx_stream_id", 1)          # the replies carry port 0's own stream
+        try:
+            before = t.echo_get()
+            t.clear()
+            t.configure(0, Stream(proto="ipv4", size=64, icmp=True, count=20))
+            t.start(0)
+            t.wait_idle(0)
+            while t.echo_get()["requests"] - before["requests"] < 20:   # every request in, none answered
+                t.wait_ticks(100)
+            t.echo_set(enable=False)
+            assert t.echo_get()["replies"] == before["replies"], "turned off before the first reply was due"
+            t.wait_ticks(2 * delay_ticks)
+            off = t.echo_get()
+            assert off["replies"] - before["replies"] == 20, "the queue is worked off while the responder is off"
+            t.echo_set(enable=True, delay_ns=1000)
+            t.wait_ticks(2 * delay_ticks)
+            snap = t.snapshot()
+            assert snap["ports"][0]["rx_frames"] == 0, "no reply reached port 0, then or after it came on again"
+            assert t.echo_get()["replies"] == off["replies"]
+            snap = send_and_drain(t, [(0, 0)], [Stream(proto="ipv4", size=64, icmp=True, count=5)], 0.0002, 60)
+            assert snap["ports"][0]["test_frames"] == 5 and snap["ports"][0]["foreign"] == 0
+            assert t.echo_get()["replies"] == off["replies"] + 5
+        finally:
+            dev.write("port0_cfg_rx_stream_id", 2)
+            t.echo_set(enable=False, delay_ns=1000)
+
+
 def _icmp_check_ok(frame: bytes, l4: int, pseudo: bytes = b"") -> bool:
     """The one's-complement sum over the ICMP message (and pseudo-header) is 0xFFFF."""
     data = pseudo + frame[l4:-4]

@@ -74,6 +74,19 @@ module dut_switch_path #(
 localparam BUF = 1 << BUF_LOG2;
 localparam [47:0] PACE_MIN = 48'h0_FF80_0000;   // 2^32 - 2^23: a clock 1953 ppm fast
 
+// The path's registers run on run_clk: clk while it is a switch path, in reset or not yet at rest,
+// and still while it is a wire with nothing left to do (no frame in or out, nothing queued, no cross
+// traffic, the egress's pacing past): Verilator evaluates a clock's logic only on that clock's edges,
+// so a second hop left a wire costs the twin nothing. At rest a clock changes nothing but tick_reg,
+// which only ever meets times taken from itself, so the path starts again as if it had run on. The
+// condition is taken on clk's falling edge, as a clock gate's latch does: run_clk has no glitch and
+// its rising edges are clk's.
+wire        at_rest;
+reg         run_reg;
+always @(negedge clk)
+    run_reg <= cfg_enable || rst || !at_rest;
+wire        run_clk = clk & run_reg;
+
 reg  [63:0] tick_reg;
 reg  [15:0] phase_reg = 16'd0;               // arrival phase, advanced by 2^16/golden ratio per frame
 wire [79:0] now_q16 = {tick_reg, 16'd0};
@@ -115,7 +128,7 @@ wire        cross_arrival = cfg_enable && (
     cfg_cross_mode == 2'd1 ? (cross_mode_reg == 2'd1 && now_q16 >= cross_next_reg) :
     cfg_cross_mode == 2'd2 ? ({32'd0, rnd_next} < cross_threshold) : 1'b0);
 
-always @(posedge clk) begin
+always @(posedge run_clk) begin
     cross_mode_reg <= cfg_cross_mode;
     if (cfg_cross_mode == 2'd2)
         rnd_reg <= rnd_next;
@@ -146,7 +159,7 @@ function [63:0] ceil_tick(input [79:0] q);
     ceil_tick = q[79:16] + (q[15:0] != 0);
 endfunction
 
-always @(posedge clk) begin
+always @(posedge run_clk) begin
     tick_reg <= tick_reg + 64'd1;
     case (i_state_reg)
         I_IDLE: begin
@@ -241,7 +254,7 @@ reg  [15:0] cross_done_size_reg;
 wire [15:0] cross_size = cfg_cross_size < 16'd64 ? 16'd64 : cfg_cross_size;
 wire        cross_accept = cross_arrival && !cross_full && used + {16'd0, cross_size} <= cfg_buffer_bytes;
 
-always @(posedge clk) begin
+always @(posedge run_clk) begin
     if (cross_arrival) begin
         stat_cross_in <= stat_cross_in + 64'd1;
         if (cross_accept) begin
@@ -306,7 +319,7 @@ wire        x_last = out_len_reg + 16'd1 == e_cross_size_reg;
 assign out_d = cfg_enable ? e_d_reg : in_d;
 assign out_en = cfg_enable ? e_en_reg : in_en;
 
-always @(posedge clk) begin
+always @(posedge run_clk) begin
     e_en_reg <= 1'b0;
     e_d_reg <= 8'h00;
     cross_done_reg <= 1'b0;
@@ -369,6 +382,10 @@ always @(posedge clk) begin
         e_en_reg <= 1'b0;
     end
 end
+
+assign at_rest = cfg_cross_mode == 2'd0 && cross_mode_reg == 2'd0 && i_state_reg == I_IDLE && !held_valid_reg
+               && desc_empty && cross_empty && e_state_reg == E_IDLE && !e_en_reg && !cross_done_reg
+               && now_q32 >= next_start_reg + {32'd0, 64'h1_0000_0000};
 
 endmodule
 
