@@ -56,7 +56,7 @@ localparam [31:0] MIN_DELAY = 32'd16;
 // The responder's registers run on run_clk: clk while it is on, in reset, or still has work (a frame
 // coming in, a reply or one of port 1's frames queued or going out), and still otherwise. Verilator
 // evaluates a clock's logic only on that clock's edges, so a responder that is off costs the twin
-// nothing (it was a seventh of the default twin's time). The condition is taken on clk's falling
+// nothing (it was 4 % of the default twin's time). The condition is taken on clk's falling
 // edge, as a clock gate's latch does, so run_clk has no glitch and its rising edges are clk's.
 wire        busy;
 reg         run_reg;
