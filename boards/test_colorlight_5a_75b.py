@@ -1,10 +1,8 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """The Colorlight 5A-75B bitstream builds with the open tools from PyPI and meets timing on every clock."""
 
-import contextlib
 import hashlib
 import json
-import os
 import subprocess
 import sys
 
@@ -19,24 +17,14 @@ from litex_soc.tester import ROOT
 RECORDED = ROOT / "boards" / "colorlight_5a_75b.bit.sha256"
 
 
-def ahead_of_the_other_worker(pid: int) -> None:
-    """The build is the suite's longest test, beside the other worker's twins and Verilator builds (three
-    busy processes on two cores): ahead of them (nice -5, where the user may raise a priority: root, as
-    in CI; its children, Yosys and nextpnr, inherit it), it keeps a core to itself and the suite ends
-    sooner. The bytes do not depend on it."""
-    with contextlib.suppress(OSError):
-        os.setpriority(os.PRIO_PROCESS, pid, -5)
-
-
 @pytest.mark.bitstream
 def test_bitstream_builds_and_meets_timing():
     """Yosys + nextpnr-ecp5 + ecppack (about ten minutes); the log is kept for make bench."""
     BUILD_DIR.mkdir(parents=True, exist_ok=True)
     log = BUILD_DIR / "build.log"
-    with open(log, "w") as out, subprocess.Popen([sys.executable, "-m", "boards.colorlight_5a_75b", "--build"],
-                                                 cwd=ROOT, stdout=out, stderr=subprocess.STDOUT) as done:
-        ahead_of_the_other_worker(done.pid)
-        done.wait()
+    with open(log, "w") as out:
+        done = subprocess.run([sys.executable, "-m", "boards.colorlight_5a_75b", "--build"], cwd=ROOT,
+                              stdout=out, stderr=subprocess.STDOUT)
     report = timing_report(log)
     assert report and report["clocks"], f"no timing report in {log}"
     failing = {name: c for name, c in report["clocks"].items() if c["result"] != "PASS"}
