@@ -354,6 +354,17 @@ def _twins() -> int:
     return len(r.stdout.split())
 
 
+def _twins_after_they_go(before: int) -> int:
+    """Twin processes running once those a command started are gone: they are stopped as it ends and
+    leave soon after (waits up to 10 s for the count to fall to `before`)."""
+    import time
+
+    deadline = time.monotonic() + 10
+    while _twins() > before and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return _twins()
+
+
 @pytest.mark.parametrize("twins", [1, 2])
 def test_sigterm_stops_sweep_and_its_twin(twin_link, tmp_path, twins):
     """SIGTERM during a sweep on a twin the command started (or on two, their sizes measured at once):
@@ -377,10 +388,7 @@ def test_sigterm_stops_sweep_and_its_twin(twin_link, tmp_path, twins):
     err = proc.stderr.read()
     assert "Traceback" not in err and "finished sizes are kept" in err, err
     assert "stopped_at" in json.loads((out / "run.json").read_text())
-    deadline = time.monotonic() + 10
-    while _twins() > before and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert _twins() == before, "the twin this sweep started is stopped"
+    assert _twins_after_they_go(before) == before, "the twin this sweep started is stopped"
 
 
 def test_sweep_on_two_twins_at_once(twin_link, tmp_path):
@@ -411,10 +419,7 @@ def test_sweep_on_two_twins_at_once(twin_link, tmp_path):
         counter.join()
     assert r.returncode == 0, r.stderr
     assert max(most) == 2, "two twins ran at once"
-    deadline = time.monotonic() + 10
-    while _twins() > before and time.monotonic() < deadline:     # stopped as the command ends, gone soon after
-        time.sleep(0.1)
-    assert _twins() == before, "both twins are stopped"
+    assert _twins_after_they_go(before) == before, "both twins are stopped"
     assert json.loads((out / "run.json").read_text())["tester"]["twins"] == 2
     summary = summary_of(out)
     assert [s["size_bytes"] for s in summary["sizes"]] == [64, 512, 1518, 128]

@@ -2,6 +2,7 @@
 """fpgatest owd and pairs against the twin (TCP + UARTBone): the seeds' path methods recover what the
 switch model was set to; the TCP model against a hand computation."""
 
+import contextlib
 import json
 import math
 
@@ -387,6 +388,18 @@ def test_echo_reno_and_load_losses_are_the_models_drops(twin_link, tmp_path):
             assert snap["ports"][rx]["test_frames"] == 10 and snap["ports"][rx]["other_stream"] == 0
 
 
+@contextlib.contextmanager
+def replies_on_port0s_stream(t: Tester):
+    """Port 0 counts the replies to its pings as its own stream (they carry its stream id, 1, where it
+    otherwise takes port 1's, 2); afterwards port 1's stream again and the responder off."""
+    t.dev.write("port0_cfg_rx_stream_id", 1)
+    try:
+        yield
+    finally:
+        t.dev.write("port0_cfg_rx_stream_id", 2)
+        t.echo_set(enable=False, delay_ns=1000)
+
+
 def test_echo_responder_full_drops_and_counts(twin_link):
     """A host that takes 1 ms to answer, pinged at line rate: 1,488 requests would be in flight, more
     than its reply queue holds (1024), and port 1's own frames, sent at line rate too, wait behind the
@@ -400,15 +413,11 @@ def test_echo_responder_full_drops_and_counts(twin_link):
         t = Tester(dev)
         t.echo_set(enable=True, delay_ns=1_000_000)
         before = t.echo_get()
-        dev.write("port0_cfg_rx_stream_id", 1)          # the replies carry port 0's own stream
-        try:
+        with replies_on_port0s_stream(t):
             requests = Stream(proto="ipv4", size=64, icmp=True, count=count)
             load = Stream(proto="ipv4", size=64, count=count)
             snap = send_and_drain(t, [(0, 0), (1, 0)], [requests, load], 0.0015, timeout_s=60)
             after = t.echo_get()
-        finally:
-            dev.write("port0_cfg_rx_stream_id", 2)
-            t.echo_set(enable=False, delay_ns=1000)
     port0, sent_other = snap["ports"][0], snap["ports"][1]["tx_frames"]
     taken = after["requests"] - before["requests"]
     no_room = after["no_room"] - before["no_room"]
@@ -437,8 +446,7 @@ def test_echo_responder_off_finishes_its_queue_and_keeps_nothing(twin_link):
     with Device(url, csr) as dev:
         t = Tester(dev)
         t.echo_set(enable=True, delay_ns=delay_ticks * TICK_NS)
-        dev.write("port0_cfg_rx_stream_id", 1)          # the replies carry port 0's own stream
-        try:
+        with replies_on_port0s_stream(t):
             before = t.echo_get()
             t.clear()
             t.configure(0, Stream(proto="ipv4", size=64, icmp=True, count=20))
@@ -459,9 +467,6 @@ def test_echo_responder_off_finishes_its_queue_and_keeps_nothing(twin_link):
             snap = send_and_drain(t, [(0, 0)], [Stream(proto="ipv4", size=64, icmp=True, count=5)], 0.0002, 60)
             assert snap["ports"][0]["test_frames"] == 5 and snap["ports"][0]["foreign"] == 0
             assert t.echo_get()["replies"] == off["replies"] + 5
-        finally:
-            dev.write("port0_cfg_rx_stream_id", 2)
-            t.echo_set(enable=False, delay_ns=1000)
 
 
 def _icmp_check_ok(frame: bytes, l4: int, pseudo: bytes = b"") -> bool:
