@@ -25,8 +25,9 @@ MODEL = ROOT / "sim" / "models" / "dut_switch_path.v"
 ECHO = ROOT / "sim" / "models" / "dut_echo.v"
 CAPTURE = ROOT / "sim" / "models" / "gmii_capture.v"
 ELASTIC = ROOT / "sim" / "models" / "gmii_elastic.v"
+RUN_CLOCK = ROOT / "sim" / "models" / "dut_run_clock.v"
 # what shapes the twin beyond the tester (its build id): this file and the models
-MODEL_SOURCES = (MODEL, ECHO, CAPTURE, ELASTIC, ROOT / "litex_soc" / "dut_model.py")
+MODEL_SOURCES = (MODEL, ECHO, CAPTURE, ELASTIC, RUN_CLOCK, ROOT / "litex_soc" / "dut_model.py")
 # the capture taps: which wire -> file in the twin's run directory; csr.json carries them
 # (CAPTURE_PORTn_TX/RX) for host/fpgatest/capture.py
 CAPTURE_TAPS = {(port, side): f"port{port}-{side}.txt" for port in (0, 1) for side in ("tx", "rx")}
@@ -143,6 +144,7 @@ def add_switch_model(soc, port_a: dict, port_b: dict, own_clocks, taps=None) -> 
     soc.platform.add_source(str(MODEL))
     soc.platform.add_source(str(ECHO))
     soc.platform.add_source(str(ELASTIC))
+    soc.platform.add_source(str(RUN_CLOCK))
 
     def wire():
         w = {"data": Signal(8), "en": Signal(), "dv": Signal()}

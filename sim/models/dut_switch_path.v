@@ -74,18 +74,14 @@ module dut_switch_path #(
 localparam BUF = 1 << BUF_LOG2;
 localparam [47:0] PACE_MIN = 48'h0_FF80_0000;   // 2^32 - 2^23: a clock 1953 ppm fast
 
-// The path's registers run on run_clk: clk while it is a switch path, in reset or not yet at rest,
-// and still while it is a wire with nothing left to do (no frame in or out, nothing queued, no cross
-// traffic, the egress's pacing past): Verilator evaluates a clock's logic only on that clock's edges,
-// so a second hop left a wire costs the twin nothing. At rest a clock changes nothing but tick_reg,
-// which only ever meets times taken from itself, so the path starts again as if it had run on. The
-// condition is taken on clk's falling edge, as a clock gate's latch does: run_clk has no glitch and
-// its rising edges are clk's.
+// The path's registers run on run_clk (dut_run_clock): clk while it is a switch path, in reset or not
+// yet at rest, and still while it is a wire with nothing left to do (no frame in or out, nothing
+// queued, no cross traffic, the egress's pacing past), so a second hop left a wire costs the twin
+// nothing. At rest a clock changes nothing but tick_reg, which only ever meets times taken from
+// itself, so the path starts again as if it had run on.
 wire        at_rest;
-reg         run_reg;
-always @(negedge clk)
-    run_reg <= cfg_enable || rst || !at_rest;
-wire        run_clk = clk & run_reg;
+wire        run_clk;
+dut_run_clock gate (.clk(clk), .run(cfg_enable || rst || !at_rest), .run_clk(run_clk));
 
 reg  [63:0] tick_reg;
 reg  [15:0] phase_reg = 16'd0;               // arrival phase, advanced by 2^16/golden ratio per frame
