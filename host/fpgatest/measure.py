@@ -139,9 +139,13 @@ class _Bins:
         self.narrowed = False
         self.may_narrow = True
 
-    def due(self, rows: list[dict], prev: dict, cur: dict, row: dict) -> list[dict] | None:
+    def due(self, rows: list[dict], prev: dict, cur: dict, row: dict, room=lambda: True) -> list[dict] | None:
         """The intervals to set the bins over (set()), where one of these holds for this interval (row,
-        after rows); else None.
+        after rows); else None. The bins are set again (moved or narrowed) only where room() says an
+        interval would still be binned wholly over the new setting: else the bins last set stay, holding
+        the intervals judged since with the frames outside them counted as such, where a setting would
+        clear them and bin nothing (a run that moved or narrowed its bins in its last intervals had no
+        percentiles at all).
         - The first interval with latencies.
         - Moved: an interval binned wholly over the bins last set with more than OUTSIDE_MAX of its
           latencies outside them (the event counters hist_below/hist_above between its two snapshots):
@@ -155,17 +159,21 @@ class _Bins:
             return None
         judged = [r for r in (*rows, row) if r["interval"] >= self.judged_from]
         if self.hist is None:
-            over = [row]
+            over, narrowing = [row], None
         elif not judged or judged[-1] is not row:
             return None
         elif self._outside(prev, cur) > OUTSIDE_MAX * row["lat_count"]:
-            over = [row]
-            self.may_narrow = not self.narrowed
+            over, narrowing = [row], False
         elif self.may_narrow and len(judged) >= NARROW_AFTER and self._narrower(judged[-NARROW_AFTER:]):
-            over = judged[-NARROW_AFTER:]
-            self.narrowed = True
+            over, narrowing = judged[-NARROW_AFTER:], True
         else:
             return None
+        if narrowing is not None and not room():
+            return None
+        if narrowing is False:
+            self.may_narrow = not self.narrowed
+        elif narrowing:
+            self.narrowed = True
         return over
 
     def set(self, tester: Tester, over: list[dict]) -> None:
@@ -228,7 +236,8 @@ def record_intervals(tester: Tester, plan: SweepPlan, stream: Stream, gap: float
             if len(records) < 2:
                 continue
             row = _interval_row(stream.size, len(rows), records[0]["time"], snaps[-2], snaps[-1], plan, gap)
-            if over := bins.due(rows, snaps[-2], snaps[-1], row):
+            # room: the edge after the setting (the last to clear) before the run's last edge
+            if over := bins.due(rows, snaps[-2], snaps[-1], row, lambda: ring.status()["written"] + 2 <= count):
                 ring.keep_histogram_after(0xFFFFFFFF)           # every edge clears while the bins change
                 bins.set(tester, over)
                 # edges so far are at most `written` (one may be copying): the one after is after the
@@ -269,7 +278,8 @@ def poll_intervals(tester: Tester, plan: SweepPlan, stream: Stream, gap: float, 
         tester.wait_ticks(min(plan.interval_ticks(), end - prev["time_ticks"]))
         cur = tester.snapshot(clear_stats=True)
         row = _interval_row(stream.size, len(rows), t0, prev, cur, plan, gap)
-        if over := bins.due(rows, prev, cur, row):
+        # room: the interval after next (the first summed after a setting) is still to come
+        if over := bins.due(rows, prev, cur, row, lambda: end - cur["time_ticks"] > plan.interval_ticks()):
             bins.set(tester, over)
             bins.judged_from, counts = len(rows) + 2, None
         elif bins.hist and len(rows) >= bins.judged_from:   # the snapshot latched this interval's bins and cleared them

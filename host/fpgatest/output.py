@@ -146,6 +146,10 @@ def markdown_table(summary: dict) -> str:
         lines.append("Percentiles (nearest rank, FIFO) from the histogram, over the intervals after the bins were set "
                      "from the first interval's range (summary.json: histogram.from_interval): the middle of the bin that "
                      f"holds each, narrowed by the exact min and max, ± half its width plus the stamps' ±{TICK_NS / 2:g} ns.")
+    without = [s["size_bytes"] for s in summary["sizes"] if s["latency_ns"].get("count") and not s.get("percentiles")]
+    if without:
+        lines += ["", f"No percentiles for {', '.join(map(str, without))} B: no interval with latencies was binned "
+                      "wholly over the histogram's bins as last set (summary.json: histogram null)."]
     fit = summary["fit"]
     lines += ["", "| fit | slope (ns/B) | ± se | ± resolution | intercept (ns) | ± se | ± resolution | "
                   "bandwidth (Gb/s) | ± se | ± resolution | mode |",

@@ -134,6 +134,21 @@ def test_bottleneck_drops_exact_and_thesis_rate(twin_link, tmp_path):
         assert s["loss_events"][0][0] == first and len(s["loss_events"]) == 64
 
 
+def _sweep_into_a_filling_queue(twin_link, out, duration_s: float):
+    """64-byte frames at line rate into the switch model's 900 Mb/s egress for duration_s of tester
+    time in 2 ms intervals: the size's record, the frames the switch dropped, the interval samples."""
+    url, csr = twin_link
+    with Device(url, csr) as dev:
+        t = Tester(dev)
+        t.dut_set("ab", **parse_dut(DEFAULT_SWITCH))
+        t.dut_set("ab", rate_mbps=900)
+        t.set_calibration(0, [0, 0])
+        before = t.dut_get("ab")["drop_buffer"]
+        summary = sweep(t, SweepPlan("ipv4", [64], 12, None, duration_s, 0.002), ResultsDir(out, {}))
+        dropped = t.dut_get("ab")["drop_buffer"] - before
+    return summary["sizes"][0], dropped, _samples_of(out, 64)
+
+
 def test_percentiles_follow_a_filling_queue(twin_link, tmp_path):
     """A line-rate stream of 64-byte frames into a 900 Mb/s egress: the queue fills over about seven
     2 ms intervals until it holds the switch model's 1024 frames, then tail-drops. The histogram's
@@ -144,20 +159,9 @@ def test_percentiles_follow_a_filling_queue(twin_link, tmp_path):
     bins set while it filled were far wider). And the full queue drops single frames, each counted by
     the switch: the tester's losses are its drops (a model that overwrote its own queue once lost
     1024 frames at a time, uncounted)."""
-    url, csr = twin_link
-    with Device(url, csr) as dev:
-        t = Tester(dev)
-        t.dut_set("ab", **parse_dut(DEFAULT_SWITCH))
-        t.dut_set("ab", rate_mbps=900)
-        t.set_calibration(0, [0, 0])
-        before = t.dut_get("ab")["drop_buffer"]
-        plan = SweepPlan("ipv4", [64], 12, None, 0.04, 0.002)
-        summary = sweep(t, plan, ResultsDir(tmp_path / "fill", {}))
-        dropped = t.dut_get("ab")["drop_buffer"] - before
-    size = summary["sizes"][0]
+    size, dropped, samples = _sweep_into_a_filling_queue(twin_link, tmp_path / "fill", 0.04)
     assert size["frames"]["lost"] == dropped > 0
     assert size["sequence"]["loss_runs"]["longest"] in (1, None)
-    samples = _samples_of(tmp_path / "fill", 64)
     h, pct = size["histogram"], size["percentiles"]
     first, last = samples[0], samples[-1]
     assert last["latency_min_ns"] > 2 * first["latency_max_ns"], "the queue filled during the run"
@@ -173,6 +177,30 @@ def test_percentiles_follow_a_filling_queue(twin_link, tmp_path):
     # needs (with the bins set while the queue filled, the percentiles were +-304 ns)
     _, shift = Tester.histogram_bins(*histogram_range(binned))
     assert h["bin_ns"] <= 2 * lat_ns(1 << shift), (h, shift)
+
+
+def test_percentiles_of_a_run_that_ends_while_the_queue_fills(twin_link, tmp_path):
+    """The filling queue above in a run of six 2 ms intervals: the latency leaves the first interval's
+    bins in the last intervals, where setting them again would have them cleared by the run's last
+    edges and bin nothing. The bins set first stay instead, and the percentiles describe the intervals
+    binned over them, the frames outside the bins counted as such (a run whose bins moved in its last
+    intervals had no percentiles)."""
+    size, _, samples = _sweep_into_a_filling_queue(twin_link, tmp_path / "short", 0.012)
+    assert len(samples) == 6
+    h, pct = size["histogram"], size["percentiles"]
+    assert h is not None and pct is not None
+    assert 2 <= h["from_interval"] <= len(samples) - 1
+    binned = samples[h["from_interval"]:]
+    assert h["frames"] == sum(r["lat_count"] for r in binned) > 0
+    assert sum(h["counts"]) + h["below"] + h["above"] == h["frames"]
+    # the bins are the first interval's: the queue had filled past them
+    assert h["edges_ns"][-1] < binned[0]["latency_max_ns"] and h["above"] > 0.001 * h["frames"]
+    assert pct[-1]["value_ns"] is None and pct[-1]["low_ns"] >= h["edges_ns"][-1]     # "> low_ns"
+    # a size with latencies and none is named under the tables, not left out of them unsaid
+    summary = summary_of(tmp_path / "short")
+    assert "No percentiles" not in markdown_table(summary)
+    summary["sizes"][0]["percentiles"] = summary["sizes"][0]["histogram"] = None
+    assert "No percentiles for 64 B: no interval with latencies was binned" in markdown_table(summary)
 
 
 def test_calibration_recovers_cable_speed(twin_link):

@@ -35,7 +35,8 @@ def run(latencies: list[tuple], plan: SweepPlan | None = None) -> list[tuple[int
         cur = {"ports": [{}, {"hist_below": below, "hist_above": above}]}
         row = {"interval": i, "lat_count": 1000, "latency_min_ns": lo, "latency_max_ns": hi,
                "latency_mean_ns": mean[0] if mean else (lo + hi) / 2}
-        if over := bins.due(rows, prev, cur, row):
+        # room as poll_intervals gives it: the interval after next is still to come
+        if over := bins.due(rows, prev, cur, row, lambda: i + 2 < len(latencies)):
             bins.set(hist, over)
             bins.judged_from = i + 2
             set_at.append((i, bins.hist["bin_ns"]))
@@ -66,6 +67,20 @@ def test_bins_that_move_again_after_narrowing_stay_wide():
     assert [i for i, _ in set_at] == [0, 4, 8, 14]
     widths = [w for _, w in set_at]
     assert widths[1] > widths[0] and widths[2] * 4 <= widths[1] and widths[3] == widths[1]
+
+
+@pytest.mark.parametrize("last", [1, 2])
+def test_bins_set_too_late_to_hold_an_interval_are_not_set(last):
+    # a queue fills, then holds: the bins set while it filled would narrow after three calm intervals,
+    # but the run ends before any interval could be binned over narrower ones
+    fill, full = [(1_000, 5_000), (5_000, 200_000), (200_000, 600_000)], (600_000, 600_800)
+    assert [i for i, _ in run(fill + [full] * 6)] == [0, 2, 6]      # with room, as above
+    # the same narrowing due in the last interval, or in the one before it
+    assert [i for i, _ in run(fill + [full] * (3 + last))] == [0, 2]
+    # the latency moves in the last two intervals: the bins stay, the frames outside them counted so
+    calm = [(1_000, 1_100)] * 6
+    assert [i for i, _ in run(calm + [(1_000, 1_100)] * (2 - last) + [(1_000, 90_000)] * last)] == [0]
+    assert [i for i, _ in run(calm + [(1_000, 90_000)] * 3)] == [0, 6]
 
 
 def test_a_heavy_tail_gets_logarithmic_bins_that_hold_it():
