@@ -278,8 +278,8 @@ def poll_intervals(tester: Tester, plan: SweepPlan, stream: Stream, gap: float, 
         tester.wait_ticks(min(plan.interval_ticks(), end - prev["time_ticks"]))
         cur = tester.snapshot(clear_stats=True)
         row = _interval_row(stream.size, len(rows), t0, prev, cur, plan, gap)
-        # room: the interval after next (the first summed after a setting) is still to come
-        if over := bins.due(rows, prev, cur, row, lambda: end - cur["time_ticks"] > plan.interval_ticks()):
+        # room: the interval after next (the first summed after a setting) is still to come, whole
+        if over := bins.due(rows, prev, cur, row, lambda: end - cur["time_ticks"] >= 2 * plan.interval_ticks()):
             bins.set(tester, over)
             bins.judged_from, counts = len(rows) + 2, None
         elif bins.hist and len(rows) >= bins.judged_from:   # the snapshot latched this interval's bins and cleared them
