@@ -917,7 +917,16 @@ def echo(t: Tester, plan: EchoPlan, port: int, reply_port: int, out: Path, on_le
             pings.rate_percent, pings.ifg = None, min(MAX_GAP, max(MIN_IFG, ping_ticks - plan.size - 8))
         counters, records = probe_run(t, port, reply_port, pings, plan.drain_s)
         if not records:
-            raise SettingError("no echo reply came back: nothing answers the requests")
+            if t.tap_ports():
+                router = f"2001:db8:0:{port}::fe" if plan.proto == "ipv6" else f"192.168.{port}.254"
+                hint = f"the Linux router answers for itself: --dst-ip {router}"
+            elif reflector is not None:
+                hint = f"port {reflector}'s reflector answers frames to its own MAC only (--dst-mac)"
+            elif twin:
+                hint = "the twin's responder answers every request that reaches it: the switch model's path dropped them"
+            else:
+                hint = "address a host that answers ping (--dst-ip, --dst-mac) or let a port's reflector answer (--reflector N)"
+            raise SettingError(f"no echo reply came back: nothing answers the requests at {far_end}; {hint}")
         rtts = [r["owd_ns"] for r in records]
         idle = {"pings": plan.pings, "replies": len(records), "lost": counters["lost"], "rtt_min_ns": min(rtts),
                 "rtt_mean_ns": float(np.mean(rtts)), "rtt_max_ns": max(rtts)}

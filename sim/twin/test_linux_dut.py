@@ -240,6 +240,19 @@ def test_echo_answered_by_the_kernel(linux_twin, tmp_path):
 
 
 @needs_linux
+def test_echo_that_nothing_answers_names_the_router(linux_twin, tmp_path, capsys):
+    """fpgatest echo to its default address, port 1's: the router forwards the requests to port 1, whose
+    reflector is off, so nothing answers. One line says so and names the address that does answer, the
+    router's own (the test above)."""
+    url, csr, port = linux_twin
+    out = tmp_path / "echo"
+    assert main(["echo", "--url", url, "--csr", str(csr), "--calibration", "none", "--out", str(out)]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "fpgatest: error: no echo reply came back: nothing answers the requests at the device under test; "
+        "the Linux router answers for itself: --dst-ip 192.168.0.254"]
+
+
+@needs_linux
 def test_the_kernel_finds_the_reflector(linux_twin):
     """Port 1 answers ARP and neighbour solicitation for its addresses (fpgatest reflect --ip): the
     kernel, with no static neighbour for them, resolves both by itself, and its pings to them come
