@@ -890,7 +890,7 @@ def echo(t: Tester, plan: EchoPlan, port: int, reply_port: int, out: Path, on_le
     saved_echo = t.echo_get() if twin else None
     saved_ab = t.dut_registers("ab") if twin else None
     far_end = (f"port {reflector}'s reflector" if reflector is not None
-               else "twin's echo responder" if twin else "the device under test")
+               else "the twin's echo responder" if twin else "the device under test")
     results = {"method": "single-ended throughput with ICMP echo (seed 004, Treno)", "port": port,
                "reply_port": reply_port, "far_end": far_end, "size": plan.size, "window": plan.window,
                "window_max": plan.window_max, "mode": "reno" if plan.reno else "fixed" if plan.window else "none",
@@ -921,9 +921,11 @@ def echo(t: Tester, plan: EchoPlan, port: int, reply_port: int, out: Path, on_le
                 router = f"2001:db8:0:{port}::fe" if plan.proto == "ipv6" else f"192.168.{port}.254"
                 hint = f"the Linux router answers for itself: --dst-ip {router}"
             elif reflector is not None:
-                hint = f"port {reflector}'s reflector answers frames to its own MAC only (--dst-mac)"
+                hint = (f"port {reflector}'s reflector answers every request to its MAC that reaches it: the path "
+                        "lost the requests or the replies, or --dst-mac sent them elsewhere")
             elif twin:
-                hint = "the twin's responder answers every request that reaches it: the switch model's path dropped them"
+                hint = ("the twin's responder answers every request that reaches it: the switch model's paths lost "
+                        "the requests or the replies (fpgatest dut)")
             else:
                 hint = "address a host that answers ping (--dst-ip, --dst-mac) or let a port's reflector answer (--reflector N)"
             raise SettingError(f"no echo reply came back: nothing answers the requests at {far_end}; {hint}")

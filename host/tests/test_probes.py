@@ -342,6 +342,28 @@ def test_echo_to_a_reflector_is_the_paths_and_its_turnaround(twin_link, tmp_path
     assert main(["reflect", "--port", "1"]) == 2
 
 
+def test_echo_that_nothing_answers_says_what_would(twin_link, tmp_path, capsys):
+    """No reply at all: one line that names the far end and what it answers, and the twin's responder
+    and port 1's reflector off afterwards (port 1 sends again). The twin's responder behind a path whose
+    buffer (512 B) holds no 576-byte request; port 1's reflector with the requests sent to another MAC."""
+    url, csr = twin_link
+    with Device(url, csr) as dev:
+        Tester(dev).dut_set("ab", buffer_bytes=512)
+    for args, says in (([], "at the twin's echo responder; the twin's responder answers every request that "
+                             "reaches it: the switch model's paths lost the requests or the replies (fpgatest dut)"),
+                       (["--reflector", "1", "--dst-mac", "02:00:00:00:00:99"],
+                        "at port 1's reflector; port 1's reflector answers every request to its MAC that reaches it")):
+        capsys.readouterr()
+        assert cli(twin_link, "echo", "--size", str(ECHO_SIZE), "--out", str(tmp_path / str(len(args))), *args) == 2
+        err = capsys.readouterr().err.splitlines()
+        assert len(err) == 1 and err[0].startswith("fpgatest: error: no echo reply came back") and says in err[0], err
+    with Device(url, csr) as dev:
+        t = Tester(dev)
+        assert t.echo_get()["enable"] is False
+        snap = send_and_drain(t, [(1, 0)], [Stream(proto="ipv4", size=64, count=10)], 0.0002, 60)
+        assert snap["ports"][0]["test_frames"] == 10
+
+
 def test_reflect_addresses_refused_before_anything_is_written(twin_link, monkeypatch, capsys):
     """fpgatest reflect --ip: what the port cannot hold (two addresses of a kind, an IPv6 address that
     does not end in the IPv4 one: it holds one 128-bit address), --off or --neighbours-only with
