@@ -806,7 +806,7 @@ def cmd_pairs(args) -> int:
 def cmd_availbw(args) -> int:
     from dataclasses import asdict
 
-    from fpgatest.probes import AvailPlan, availbw, availbw_plot, availbw_report
+    from fpgatest.probes import AvailPlan, a_cur_text, availbw, availbw_plot, availbw_report
 
     vlan, extra, _, drain_s = _probe_args(args, "--size")
     plan = AvailPlan(args.proto, size=args.size, frames=args.frames, streams=args.streams, rounds=args.rounds,
@@ -815,7 +815,7 @@ def cmd_availbw(args) -> int:
     out = _results_dir(args, "availbw", "rounds.csv")
 
     def show(rnd, r):
-        print(f"fpgatest: round {rnd}: {r['lo_mbps']:.1f}…{r['hi_mbps']:.1f} Mb/s, A {r['a_cur_mbps']:.1f}, "
+        print(f"fpgatest: round {rnd}: {r['lo_mbps']:.1f}…{r['hi_mbps']:.1f} Mb/s, A {a_cur_text(r)}, "
               f"smoothed {r['a_smoothed_mbps']:.1f} Mb/s", file=sys.stderr)
 
     return _probe_session(args, out, {"command": "availbw", "proto": args.proto, "plan": asdict(plan)},

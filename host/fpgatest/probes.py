@@ -588,6 +588,8 @@ def pairs_report(results: dict) -> str:
 
 # ---- available bandwidth by probe streams (seed 003, ImTCP) ---------------------------------------------
 
+LINE_MBPS = 1000.0                   # the fastest a stream is sent (100 %: minimum gap), line rate
+
 @dataclass
 class AvailPlan:
     proto: str
@@ -655,7 +657,7 @@ def availbw(t: Tester, plan: AvailPlan, tx: int, rx: int, out: Path, on_round=No
     bandwidth lies between the last rate that did not and the first that did. rounds.csv and
     results.json are written as rounds finish; on_round(round, record) may change the path (a test
     steps the cross traffic)."""
-    _, train = probe_run(t, tx, rx, plan.stream(1000.0, plan.train), plan.drain_s)
+    _, train = probe_run(t, tx, rx, plan.stream(LINE_MBPS, plan.train), plan.drain_s)
     if len(train) < 2:
         raise SettingError("the initial train did not arrive: no path to measure")
     span = train[-1]["rx_ns"] - train[0]["rx_ns"]
@@ -664,7 +666,7 @@ def availbw(t: Tester, plan: AvailPlan, tx: int, rx: int, out: Path, on_round=No
     lo, hi = max(floor, adr / 2), adr
     results = {"method": "available bandwidth by probe streams (seed 003, ImTCP)", "tx_port": tx, "rx_port": rx,
                "train_dispersion_mbps": adr, "rounds": []}
-    smoothed = smoothed_res = None
+    smoothed = smoothed_range = None
     found: list[float] = []
     with open(out / "rounds.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=["round", "t_ms", "lo_mbps", "hi_mbps", "rate_mbps", "pct", "pdt",
@@ -685,19 +687,24 @@ def availbw(t: Tester, plan: AvailPlan, tx: int, rx: int, out: Path, on_round=No
                     above = rate
                     break
                 below = rate
+            # where the truth lies: between the last rate that did not grow and the first that did; past
+            # the top edge, between the fastest stream and the line rate (no path carries more), so a
+            # line-rate stream that did not grow is the line rate; below the bottom edge, under the
+            # slowest stream
             if above is None:
-                a_cur, edge = hi, "high"
+                a_cur, edge, a_range = min(hi, LINE_MBPS), "high", (min(hi, LINE_MBPS), LINE_MBPS)
             elif above == rates[0]:
-                a_cur, edge = lo, "low"
+                a_cur, edge, a_range = lo, "low", (0.0, rates[0])
             else:
-                a_cur, edge = (below + above) / 2, None
+                a_cur, edge, a_range = (below + above) / 2, None, (below, above)
             smoothed = a_cur if smoothed is None else (1 - plan.gamma) * smoothed + plan.gamma * a_cur
-            # each round's result is within half a sub-interval of what it found: the smoothed value within
-            # the same weighted sum of those halves
-            smoothed_res = step / 2 if smoothed_res is None else (1 - plan.gamma) * smoothed_res + plan.gamma * step / 2
+            # the smoothing is a weighted sum: the same sum of the rounds' ranges holds the same sum of
+            # their truths
+            smoothed_range = a_range if smoothed_range is None else \
+                tuple((1 - plan.gamma) * s + plan.gamma * a for s, a in zip(smoothed_range, a_range))
             record = {"round": rnd, "t_ms": (t.now_ticks() - t0) * TICK_NS * 1e-6, "lo_mbps": lo, "hi_mbps": hi,
-                      "streams": tried, "a_cur_mbps": a_cur, "a_smoothed_mbps": smoothed,
-                      "a_smoothed_resolution_mbps": smoothed_res, "edge": edge,
+                      "streams": tried, "a_cur_mbps": a_cur, "a_cur_range_mbps": list(a_range), "edge": edge,
+                      "a_smoothed_mbps": smoothed, "a_smoothed_range_mbps": list(smoothed_range),
                       "resolution_mbps": step, "model_available_mbps": model_available(t)}
             for s in tried:
                 w.writerow({"round": rnd, "t_ms": record["t_ms"], "lo_mbps": lo, "hi_mbps": hi, **s,
@@ -709,7 +716,7 @@ def availbw(t: Tester, plan: AvailPlan, tx: int, rx: int, out: Path, on_round=No
             write_json_atomic(out / "results.json", results)
             # a result at an edge says the path changed: the results before it no longer describe it
             found = found + [a_cur] if edge is None else [a_cur]
-            lo, hi = next_interval(found[-plan.history:], edge, floor, 1000.0)
+            lo, hi = next_interval(found[-plan.history:], edge, floor, LINE_MBPS)
     return results
 
 
@@ -726,23 +733,46 @@ def model_available(t: Tester, paths: tuple = ("ab", "ab2"), added: dict | None 
 
 
 def availbw_report(results: dict) -> str:
-    rows = results["rounds"]
+    rows = [_with_ranges(r) for r in results["rounds"]]
     lines = [f"# Available bandwidth by probe streams, port {results['tx_port']} → {results['rx_port']}", "",
              f"- initial search interval from a back-to-back train's dispersion rate: "
              f"{results['train_dispersion_mbps']:.1f} Mb/s (Cprobe; above the available bandwidth under cross traffic)",
-             "- rates are line rates (preamble and gap included); a round's result lies between the last stream "
-             "whose one-way delay did not grow and the first that did (±half a sub-interval, the column 'res.'); "
-             "at an edge of the interval it is a bound, not a value; Ā smooths them with gamma, ± the same smoothing of "
-             "the rounds' half sub-intervals",
-             "", "| round | tester time (ms) | interval (Mb/s) | streams | A_cur (Mb/s) | res. (Mb/s) | Ā (Mb/s) |",
-             "|---|---|---|---|---|---|---|"]
+             "- rates are line rates (preamble and gap included); a round's A_cur lies between the last stream "
+             "whose one-way delay did not grow and the first that did (the column 'A_cur range'); when every stream "
+             "passed, between the fastest and the line rate; when the slowest grew, below it. Ā smooths A_cur with "
+             "gamma; the same smoothing of the rounds' ranges holds it",
+             "", "| round | tester time (ms) | interval (Mb/s) | streams | A_cur (Mb/s) | A_cur range (Mb/s) | Ā (Mb/s) "
+             "| Ā range (Mb/s) |",
+             "|---|---|---|---|---|---|---|---|"]
     for r in rows:
+        (lo, hi), (slo, shi) = r["a_cur_range_mbps"], r["a_smoothed_range_mbps"]
         lines.append(f"| {r['round']} | {r['t_ms']:.2f} | {r['lo_mbps']:.1f} … {r['hi_mbps']:.1f} | {len(r['streams'])} | "
-                     f"{r['a_cur_mbps']:.1f}{' (edge)' if r['edge'] else ''} | ±{r['resolution_mbps'] / 2:.1f} | "
-                     f"{r['a_smoothed_mbps']:.1f}" + (f" ± {r['a_smoothed_resolution_mbps']:.1f}"
-                                                       if r.get("a_smoothed_resolution_mbps") is not None else "")
-                     + " |")
+                     f"{a_cur_text(r)} | {lo:.1f} … {hi:.1f} | {r['a_smoothed_mbps']:.1f} | {slo:.1f} … {shi:.1f} |")
     return "\n".join(lines) + "\n"
+
+
+def _with_ranges(r: dict) -> dict:
+    """A round as results.json holds it. One written before the ranges were (2026-11-29) gets its own range
+    from its interval and streams as availbw() sets it now, and Ā's range from the smoothed half
+    sub-intervals it held then."""
+    if "a_cur_range_mbps" in r:
+        return r
+    step, s_half = r["resolution_mbps"], r["a_smoothed_resolution_mbps"]
+    own = {"high": (min(r["hi_mbps"], LINE_MBPS), LINE_MBPS), "low": (0.0, r["lo_mbps"] + step)}.get(
+        r["edge"], (r["a_cur_mbps"] - step / 2, r["a_cur_mbps"] + step / 2))
+    return {**r, "a_cur_range_mbps": list(own),
+            "a_smoothed_range_mbps": [r["a_smoothed_mbps"] - s_half, r["a_smoothed_mbps"] + s_half]}
+
+
+def a_cur_text(r: dict) -> str:
+    """A round's A_cur as the report and the progress line give it: a value between two streams, or the
+    bound an edge gives (the line rate itself when a line-rate stream did not grow)."""
+    lo, hi = r["a_cur_range_mbps"]
+    if r["edge"] == "high":
+        return f"{hi:.1f} (line rate)" if lo == hi else f"≥ {lo:.1f} (top edge)"
+    if r["edge"] == "low":
+        return f"< {hi:.1f} (bottom edge)"
+    return f"{r['a_cur_mbps']:.1f}"
 
 
 def availbw_plot(out: Path, results: dict) -> Path | None:
@@ -754,12 +784,15 @@ def availbw_plot(out: Path, results: dict) -> Path | None:
 
     from fpgatest.output import save
 
-    rows = results["rounds"]
+    rows = [_with_ranges(r) for r in results["rounds"]]
     if not rows:
         return None
     fig, ax = plt.subplots(figsize=(7, 4.5))
     ts = [r["t_ms"] for r in rows]
-    ax.plot(ts, [r["a_cur_mbps"] for r in rows], "o", color="0.4", label="measured (A_cur)")
+    ax.errorbar(ts, [r["a_cur_mbps"] for r in rows],
+                yerr=[[r["a_cur_mbps"] - r["a_cur_range_mbps"][0] for r in rows],
+                      [r["a_cur_range_mbps"][1] - r["a_cur_mbps"] for r in rows]],
+                fmt="o", color="0.4", capsize=2, label="measured (A_cur and its range)")
     ax.plot(ts, [r["a_smoothed_mbps"] for r in rows], "-", color="C0", label="smoothed (Ā)")
     if all(r["model_available_mbps"] is not None for r in rows):
         ax.step(ts, [r["model_available_mbps"] for r in rows], where="post", color="C3",

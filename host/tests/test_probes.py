@@ -11,7 +11,7 @@ import pytest
 from common.switch_state import KNOWN_PATH, PER_BYTE_NS, store_and_forward_ns
 from fpgatest.cli import main
 from fpgatest.driver import Device
-from fpgatest.probes import loss_interval_95, per_hop, tcp_throughput
+from fpgatest.probes import availbw_report, loss_interval_95, per_hop, tcp_throughput
 from fpgatest.measure import frames_lost, send_and_drain
 from fpgatest.tester import SettingError, Stream, Tester
 
@@ -239,13 +239,46 @@ def test_availbw_finds_and_follows_a_step(twin_link, tmp_path):
     assert rounds[6]["edge"] == "low", "the step is seen at once: every stream of the old interval is too fast"
     assert all(s["lost"] == 0 for r in rounds for s in r["streams"])
     assert (tmp_path / "rounds.csv").read_text().count("\n") == 1 + sum(len(r["streams"]) for r in rounds)
-    # the smoothed value and its resolution: the same smoothing of each round's value and half sub-interval
-    smoothed = res_half = None
+    # each round's range: between the streams either side of A_cur, below the slowest at a bottom edge,
+    # from the fastest to the line rate at a top edge; the smoothed value and its range: the same smoothing
+    # of each round's value and range
+    smoothed = s_range = None
     g = AvailPlan("ipv4").gamma
     for r in rounds:
+        rates = [s["rate_mbps"] for s in r["streams"]]
+        own = (0.0, rates[0]) if r["edge"] == "low" else (rates[-1], 1000.0) if r["edge"] == "high" else rates[-2:]
+        assert r["a_cur_range_mbps"] == pytest.approx(own) and own[0] <= r["a_cur_mbps"] <= own[1]
         smoothed = r["a_cur_mbps"] if smoothed is None else (1 - g) * smoothed + g * r["a_cur_mbps"]
-        res_half = r["resolution_mbps"] / 2 if res_half is None else (1 - g) * res_half + g * r["resolution_mbps"] / 2
-        assert (r["a_smoothed_mbps"], r["a_smoothed_resolution_mbps"]) == pytest.approx((smoothed, res_half))
+        s_range = own if s_range is None else [(1 - g) * a + g * b for a, b in zip(s_range, own)]
+        assert (r["a_smoothed_mbps"], *r["a_smoothed_range_mbps"]) == pytest.approx((smoothed, *s_range))
+    assert "< " in availbw_report(res), "a bottom edge is given as the bound it is"
+
+
+def test_availbw_of_a_path_that_carries_the_line_rate(twin_link, tmp_path, capsys):
+    """A path with room for the line rate: every round's fastest stream, at the line rate, does not grow,
+    so A is the line rate, its range that one value, and Ā's too; the report says so, with no ± that
+    would reach past what a link carries. `fpgatest report` reads a results.json written before the
+    ranges were (half sub-intervals then) and gives each round's range from its streams."""
+    set_model(twin_link, None)
+    out = tmp_path / "availbw"
+    assert cli(twin_link, "availbw", "--rounds", "3", "--out", str(out)) == 0
+    res = json.loads((out / "results.json").read_text())
+    for r in res["rounds"]:
+        assert r["edge"] == "high" and r["streams"][-1]["rate_mbps"] == pytest.approx(1000.0)
+        assert r["a_cur_mbps"] == r["a_cur_range_mbps"][0] == r["a_cur_range_mbps"][1] == 1000.0
+        assert r["a_smoothed_mbps"] == pytest.approx(1000.0) and r["a_smoothed_range_mbps"] == pytest.approx([1000.0] * 2)
+    report = (out / "report.md").read_text()
+    assert report.count("| 1000.0 (line rate) | 1000.0 … 1000.0 | 1000.0 | 1000.0 … 1000.0 |") == 3, report
+    assert "±" not in report
+    # as written before 2026-11-29: each round ± its half sub-interval, Ā ± their smoothing
+    for r in res["rounds"]:
+        del r["a_cur_range_mbps"], r["a_smoothed_range_mbps"]
+        r["a_smoothed_resolution_mbps"] = r["resolution_mbps"] / 2
+    (out / "results.json").write_text(json.dumps(res))
+    capsys.readouterr()
+    assert main(["report", str(out)]) == 0
+    old = capsys.readouterr().out
+    assert old.count("| 1000.0 (line rate) | 1000.0 … 1000.0 | 1000.0 |") == 3, old
 
 
 ECHO_SIZE = 576
