@@ -260,6 +260,19 @@ def _mac(value: int) -> str:
 
 
 LINUX_MODES = ("router", "bridge")
+# in the run directory of a twin whose ports go through the kernel: kernel_info(), read by fpgatest
+KERNEL_INFO = "kernel.json"
+
+
+def router_addresses(n: int) -> dict[str, str]:
+    """The router's own addresses on port n's subnet (port n's are 192.168.n.1 and 2001:db8:0:n::1)."""
+    return {"ipv4": f"192.168.{n}.254", "ipv6": f"2001:db8:0:{n}::fe"}
+
+
+def kernel_info(port: int, mode: str) -> dict:
+    """What a twin's run directory says of its kernel (KERNEL_INFO, for fpgatest: what answers there)."""
+    return {"mode": mode, "netns": netns_name(port), "taps": tap_names(port),
+            "router": [router_addresses(n) for n in range(2)] if mode == "router" else None}
 
 
 def kernel_plan(port: int, mode: str = "router") -> list[list[str]]:
@@ -280,10 +293,10 @@ def kernel_plan(port: int, mode: str = "router") -> list[list[str]]:
               "net.ipv6.conf.all.forwarding=1", "net.ipv6.conf.default.forwarding=1"],
              ["ip", "-n", ns, "link", "set", "lo", "up"]]
     for n, tap in enumerate(tap_names(port)):
-        own = port_defaults(n, 1 - n)
+        own, router = port_defaults(n, 1 - n), router_addresses(n)
         plan += [["ip", "-n", ns, "link", "set", tap, "address", _mac(own["cfg_dst_mac"])],
-                 ["ip", "-n", ns, "addr", "add", f"192.168.{n}.254/24", "dev", tap],
-                 ["ip", "-n", ns, "-6", "addr", "add", f"2001:db8:0:{n}::fe/64", "dev", tap, "nodad"],
+                 ["ip", "-n", ns, "addr", "add", f"{router['ipv4']}/24", "dev", tap],
+                 ["ip", "-n", ns, "-6", "addr", "add", f"{router['ipv6']}/64", "dev", tap, "nodad"],
                  ["ip", "-n", ns, "link", "set", tap, "up"],
                  ["ip", "-n", ns, "neigh", "replace", f"192.168.{n}.1", "lladdr", _mac(own["cfg_src_mac"]),
                   "dev", tap, "nud", "permanent"],
@@ -474,6 +487,7 @@ def running(port: int | None = None, build_dir: Path | None = None, log=None, li
         if linux:
             for step in kernel_plan(port, linux):
                 _ip(step)
+            (cwd / KERNEL_INFO).write_text(json.dumps(kernel_info(port, linux)))
         yield f"socket://127.0.0.1:{port}", build_dir / "csr.json"
     finally:
         proc.terminate()

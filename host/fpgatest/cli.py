@@ -177,7 +177,7 @@ def open_tester(args):
     if args.url in TWIN_URLS:
         with launched_twin(TWIN_URLS[args.url]) as (url, csr):
             with Device(url, Path(args.csr) if args.csr else csr) as dev:
-                with _captured(Tester(dev), args, csr.parent, url) as t:
+                with _captured(Tester(dev, kernel=twin_kernel(csr, url)), args, csr.parent, url) as t:
                     yield t
     else:
         check_url(args.url)     # a URL of no transport is said as such, not as a register map not found
@@ -189,9 +189,26 @@ def open_tester(args):
         if csr == BOARD_CSR and not args.csr and not csr.exists():
             raise UserError(f"no register map for {args.url}: the board build's {csr} is not there (make bitstream "
                             "builds it), or give the csr.json of the build on the board with --csr")
+        kernel = twin_kernel(csr, args.url) if args.url.startswith("socket://") else None
         with Device(args.url, csr) as dev:
-            with _captured(Tester(dev), args, csr.parent, args.url) as t:
+            with _captured(Tester(dev, kernel=kernel), args, csr.parent, args.url) as t:
                 yield t
+
+
+def twin_kernel(csr: Path, url: str) -> dict | None:
+    """A twin whose ports go through the Linux kernel: how its launcher set the kernel up ("mode": router
+    or bridge, "router": the router's addresses per port), from the kernel.json it leaves in the twin's
+    run directory (boards/twin.py, KERNEL_INFO) beside csr.json's build. None for any other target."""
+    try:
+        info = json.loads((csr.parent / f"run-{url.rsplit(':', 1)[-1]}" / "kernel.json").read_text())
+    except (OSError, ValueError):
+        return None
+    router = info.get("router") if isinstance(info, dict) else None
+    if not isinstance(info, dict) or info.get("mode") not in ("router", "bridge") or not (router is None or (
+            isinstance(router, list) and all(isinstance(r, dict) and all(isinstance(r.get(k), str) for k in ("ipv4", "ipv6"))
+                                             for r in router))):
+        return None     # not a file the launcher wrote: the echo hint then says what a router and a bridge do
+    return info
 
 
 def twin_map(url: str) -> Path | None:

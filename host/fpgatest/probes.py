@@ -950,9 +950,16 @@ def echo(t: Tester, plan: EchoPlan, port: int, reply_port: int, out: Path, on_le
             pings.rate_percent, pings.ifg = None, min(MAX_GAP, max(MIN_IFG, ping_ticks - plan.size - 8))
         counters, records = probe_run(t, port, reply_port, pings, plan.drain_s)
         if not records:
-            if t.tap_ports():
-                router = f"2001:db8:0:{port}::fe" if plan.proto == "ipv6" else f"192.168.{port}.254"
+            kernel, addressed = t.kernel or {}, (port + 1) % t.n_ports     # the port the requests go to by default
+            if t.tap_ports() and port < len(kernel.get("router") or ()):
+                router = kernel["router"][port]["ipv6" if plan.proto == "ipv6" else "ipv4"]
                 hint = f"the Linux router answers for itself: --dst-ip {router}"
+            elif t.tap_ports() and kernel.get("mode") == "bridge" and reflector is None:
+                hint = (f"the Linux bridge answers nothing itself: let port {addressed}'s reflector answer "
+                        f"(--reflector {addressed})")
+            elif t.tap_ports() and reflector is None:
+                hint = ("through the Linux kernel: a router answers for itself at its own address (--dst-ip), a "
+                        f"bridge not at all (let port {addressed}'s reflector answer: --reflector {addressed})")
             elif reflector is not None:
                 hint = (f"port {reflector}'s reflector answers every request to its MAC that reaches it: the path "
                         "lost the requests or the replies, or --dst-mac sent them elsewhere")

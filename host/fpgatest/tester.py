@@ -194,8 +194,10 @@ def _wait_while(busy, timeout_s: float, poll_s: float, what: str) -> None:
 class Tester:
     __test__ = False  # not a pytest class
 
-    def __init__(self, device: Device):
+    def __init__(self, device: Device, kernel: dict | None = None):
         self.dev = device
+        # twin:linux: how the kernel between the ports is set up (cli.twin_kernel), or None
+        self.kernel = kernel
         self.n_ports = device.map.n_ports()
         self._configured: dict[int, dict[str, int]] = {}   # per port: the generator words written so far
         self._tap_on: int | None = None                     # twin: ports joined to Linux TAPs (read once)

@@ -225,6 +225,24 @@ def test_register_map_shape(change, tmp_path):
         CsrMap(path)
 
 
+@pytest.mark.parametrize("content, mode", [
+    ('{"mode": "router", "router": [{"ipv4": "192.168.0.254", "ipv6": "2001:db8:0:0::fe"}]}', "router"),
+    ('{"mode": "bridge", "router": null}', "bridge"),
+    ('{"mode": "router", "router": [{"ipv4": 7}]}', None), ('{"mode": "hub"}', None), ("[1, 2]", None),
+    ('{"mode": "router", "rou', None), ("\udcff", None), (None, None)])
+def test_a_twins_kernel_file_that_is_not_the_launchers_is_not_used(content, mode, tmp_path):
+    """The kernel.json in a twin's run directory (twin:linux) is read only when it is what the launcher
+    writes; anything else, or none, is no kernel (the echo hint then says what a router and a bridge do),
+    never an exception."""
+    from fpgatest.cli import twin_kernel
+
+    if content is not None:
+        (tmp_path / "run-4327").mkdir()
+        (tmp_path / "run-4327" / "kernel.json").write_text(content, errors="surrogateescape")
+    kernel = twin_kernel(tmp_path / "csr.json", "socket://127.0.0.1:4327")
+    assert (kernel and kernel["mode"]) == mode
+
+
 def test_register_map_not_json(tmp_path, capsys):
     path = tmp_path / "csr.json"
     path.write_text("[1, 2")

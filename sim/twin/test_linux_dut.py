@@ -108,6 +108,23 @@ def test_sweep_through_a_linux_bridge(bridge_twin, tmp_path):
     assert len(got) == received and all(frame in sent for frame in got)
 
 
+@needs_linux
+def test_echo_through_a_bridge_says_and_gets_what_answers(bridge_twin, tmp_path, capsys):
+    """fpgatest echo through the kernel's bridge, to its default address (port 1's): the bridge has no
+    address and port 1's reflector is off, so nothing answers, and one line says that port 1's reflector
+    would. With it (--reflector 1) every request comes back through the bridge."""
+    url, csr = bridge_twin
+    base = ["echo", "--url", url, "--csr", str(csr), "--calibration", "none", "--pings", "8"]
+    assert main([*base, "--out", str(tmp_path / "none")]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "fpgatest: error: no echo reply came back: nothing answers the requests at the device under test; "
+        "the Linux bridge answers nothing itself: let port 1's reflector answer (--reflector 1)"]
+    out = tmp_path / "reflected"
+    assert main([*base, "--reflector", "1", "--out", str(out)]) == 0
+    idle = json.loads((out / "results.json").read_text())["idle"]
+    assert idle["replies"] == idle["pings"] == 8 and idle["lost"] == 0, idle
+
+
 # an address of port 1's subnet the router has no static neighbour for (port 1's default is
 # 192.168.1.1); the IPv6 one ends in it, as the port holds one address for both
 REFLECTOR_IP4, REFLECTOR_IP6 = "192.168.1.2", "2001:db8:0:1::c0a8:102"
