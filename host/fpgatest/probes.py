@@ -590,6 +590,7 @@ def pairs_report(results: dict) -> str:
 
 LINE_MBPS = 1000.0                   # the fastest a stream is sent (100 %: minimum gap), line rate
 
+
 @dataclass
 class AvailPlan:
     proto: str
