@@ -265,8 +265,11 @@ KERNEL_INFO = "kernel.json"
 
 
 def router_addresses(n: int) -> dict[str, str]:
-    """The router's own addresses on port n's subnet (port n's are 192.168.n.1 and 2001:db8:0:n::1)."""
-    return {"ipv4": f"192.168.{n}.254", "ipv6": f"2001:db8:0:{n}::fe"}
+    """The router's own addresses on port n's subnet (port n's are 192.168.n.1 and 2001:db8:0:n::1), the
+    IPv6 one written as `ip` shows it."""
+    import ipaddress
+
+    return {"ipv4": f"192.168.{n}.254", "ipv6": str(ipaddress.IPv6Address(f"2001:db8:0:{n}::fe"))}
 
 
 def kernel_info(port: int, mode: str) -> dict:

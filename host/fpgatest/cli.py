@@ -298,7 +298,19 @@ def target_text(tester, args) -> str:
     if not is_twin(args):
         return args.url
     taps = tester.tap_ports()
-    return f"the twin, the Linux kernel between ports {', '.join(map(str, taps))}" if taps else "the twin"
+    mode = f" ({tester.kernel['mode']})" if tester.kernel else ""
+    return f"the twin, the Linux kernel{mode} between ports {', '.join(map(str, taps))}" if taps else "the twin"
+
+
+def kernel_text(kernel: dict | None) -> str:
+    """How the twin's kernel is set up, for fpgatest info: a router and its addresses, or a bridge."""
+    if not kernel:
+        return ""
+    where = f"network namespace {kernel.get('netns', '?')}"
+    if kernel["mode"] == "bridge":
+        return f"a bridge ({where}), "
+    faces = "; ".join(f"{r['ipv4']} and {r['ipv6']} facing port {n}" for n, r in enumerate(kernel["router"]))
+    return f"a router ({where}; its addresses {faces}), "
 
 
 def check_ports(tester, args, receives: bool = True) -> None:
@@ -403,8 +415,9 @@ def cmd_info(args) -> int:
         if links is None:
             print("links       no PHY management in this build (the twin's links are ideal, always 1000/full)")
         if taps := t.tap_ports():
-            print(f"dut         the Linux kernel: port{'s' if len(taps) > 1 else ''} "
-                  f"{', '.join(map(str, taps))} joined to TAP interfaces (twin:linux)")
+            print(f"dut         the Linux kernel, {kernel_text(t.kernel)}port{'s' if len(taps) > 1 else ''} "
+                  f"{', '.join(map(str, taps))} joined to TAP interfaces "
+                  f"({'twin:linux-bridge' if (t.kernel or {}).get('mode') == 'bridge' else 'twin:linux'})")
         if eb := t.etherbone():
             print(f"etherbone   {eb['url']} on port {eb['port']} (its frames counted as management, not foreign)")
         snap = t.snapshot()

@@ -559,7 +559,8 @@ def results_meta(tester: Tester, plan: SweepPlan, testers: int = 1) -> dict:
                    # sizes measured on this many identical twins at once (each size on one of them)
                    **({"twins": testers} if testers > 1 else {})},
         "time_unix": time.time(),
-        **({"dut": {"linux_tap_ports": taps}} if (taps := tester.tap_ports()) else {}),
+        **({"dut": {"linux_tap_ports": taps, **({"linux": tester.kernel} if tester.kernel else {})}}
+           if (taps := tester.tap_ports()) else {}),
     }
 
 

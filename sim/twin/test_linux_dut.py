@@ -92,6 +92,7 @@ def test_sweep_through_a_linux_bridge(bridge_twin, tmp_path):
                  "--sizes", "64,1518", "--duration", "0.002", "--interval", "0.001", "--out", str(out),
                  "--capture", str(pcap)]) == 0
     summary = json.loads((out / "summary.json").read_text())
+    assert json.loads((out / "run.json").read_text())["dut"]["linux"]["mode"] == "bridge"
     received = sum(row["frames"]["rx"] for row in summary["sizes"])
     for row in summary["sizes"]:
         f = row["frames"]
@@ -202,7 +203,9 @@ def test_sweep_through_the_kernel(linux_twin, tmp_path, proto, sizes):
         assert f["fcs_errors"] == 0
         received += f["rx"]
         foreign += f["foreign"]
-    assert json.loads((out / "run.json").read_text())["dut"] == {"linux_tap_ports": [0, 1]}
+    # the record says what the device was: the kernel as the launcher set it up (kernel.json)
+    assert json.loads((out / "run.json").read_text())["dut"] == {"linux_tap_ports": [0, 1],
+                                                                 "linux": twin.kernel_info(port, "router")}
 
     layer = IP if proto == "ipv4" else IPv6
     sent, got, kernel_own = {}, [], []
@@ -254,6 +257,18 @@ def test_echo_answered_by_the_kernel(linux_twin, tmp_path):
     line_rate_mbps = 1000 * 576 / (576 + 20)
     assert 0.98 * line_rate_mbps <= level["throughput_mbps"] <= line_rate_mbps + level["throughput_resolution_mbps"]
     assert level["truth"] is None, "no switch model to predict it"
+
+
+@needs_linux
+def test_info_says_what_the_kernel_is(linux_twin, capsys):
+    """fpgatest info on a twin through the kernel names the router, its namespace and its addresses (as
+    the launcher set them up: kernel.json in the twin's run directory)."""
+    url, csr, port = linux_twin
+    assert main(["info", "--url", url, "--csr", str(csr)]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("dut ")]
+    assert lines == [f"dut         the Linux kernel, a router (network namespace {twin.netns_name(port)}; its addresses "
+                     "192.168.0.254 and 2001:db8::fe facing port 0; 192.168.1.254 and 2001:db8:0:1::fe facing "
+                     "port 1), ports 0, 1 joined to TAP interfaces (twin:linux)"], lines
 
 
 @needs_linux
