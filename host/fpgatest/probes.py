@@ -790,10 +790,19 @@ def availbw_plot(out: Path, results: dict) -> Path | None:
         return None
     fig, ax = plt.subplots(figsize=(7, 4.5))
     ts = [r["t_ms"] for r in rows]
-    ax.errorbar(ts, [r["a_cur_mbps"] for r in rows],
-                yerr=[[r["a_cur_mbps"] - r["a_cur_range_mbps"][0] for r in rows],
-                      [r["a_cur_range_mbps"][1] - r["a_cur_mbps"] for r in rows]],
+    # a round between two streams: A_cur and its range; at an edge the bound it gives (below the slowest
+    # stream, or above the fastest short of the line rate), a value only where the line rate is the bound
+    inside = [r for r in rows if r["edge"] is None or r["a_cur_range_mbps"][0] == r["a_cur_range_mbps"][1]]
+    ax.errorbar([r["t_ms"] for r in inside], [r["a_cur_mbps"] for r in inside],
+                yerr=[[r["a_cur_mbps"] - r["a_cur_range_mbps"][0] for r in inside],
+                      [r["a_cur_range_mbps"][1] - r["a_cur_mbps"] for r in inside]],
                 fmt="o", color="0.4", capsize=2, label="measured (A_cur and its range)")
+    for edge, marker, bound, text in (("low", "v", 1, "below (slowest stream grew)"),
+                                      ("high", "^", 0, "above (every stream passed)")):
+        at = [r for r in rows if r["edge"] == edge and r not in inside]
+        if at:
+            ax.plot([r["t_ms"] for r in at], [r["a_cur_range_mbps"][bound] for r in at], marker, color="0.4",
+                    linestyle="none", label=f"measured: a bound, A {text}")
     ax.plot(ts, [r["a_smoothed_mbps"] for r in rows], "-", color="C0", label="smoothed (Ā)")
     if all(r["model_available_mbps"] is not None for r in rows):
         ax.step(ts, [r["model_available_mbps"] for r in rows], where="post", color="C3",
