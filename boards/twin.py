@@ -370,6 +370,8 @@ def command(port: int, build_dir: Path = BUILD_DIR, linux: str | None = None,
         target = run_dir / "modules" / module.name
         target.parent.mkdir(exist_ok=True)
         shutil.copy2(module, target)
+    # a kernel.json left by a twin that was killed on this port is not this twin's (running() writes its own)
+    (run_dir / KERNEL_INFO).unlink(missing_ok=True)
     return [str(gateware / "obj_dir" / "Vsim")], run_dir
 
 
