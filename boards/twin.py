@@ -454,8 +454,10 @@ def free_port() -> int:
 
 @contextlib.contextmanager
 def running(port: int | None = None, build_dir: Path | None = None, log=None, linux: str | None = None,
-            variant: str = "board", etherbone: bool = False, dut_ppm: tuple[float, float] | None = None):
-    """Build if needed, start the twin on a TCP port, yield (url, csr.json path), stop it.
+            variant: str = "board", etherbone: bool = False, dut_ppm: tuple[float, float] | None = None,
+            on_exit=None):
+    """Build if needed, start the twin on a TCP port, yield (url, csr.json path), stop it; on_exit(), when
+    given, is called once the simulator has ended, before its run directory is removed.
     variant: "board" (the 5A-75B's default build, in build/twin) or "full" (build/twin-full).
     linux: "router" or "bridge", the ports joined through the kernel (kernel_plan) instead of the
     switch model. etherbone: the build with Etherbone on port 1 (in build/twin-etherbone by default).
@@ -503,15 +505,27 @@ def running(port: int | None = None, build_dir: Path | None = None, log=None, li
             proc.wait()
         if linux:   # the TAPs went with the twin
             subprocess.run(["ip", "netns", "del", netns_name(port)], capture_output=True)
-        shutil.rmtree(cwd, ignore_errors=True)
+        try:
+            if on_exit:
+                on_exit()
+        finally:
+            shutil.rmtree(cwd, ignore_errors=True)
 
 
 def serve(port: int | None, build_dir: Path, linux: str | None, for_tool: bool, variant: str = "board",
-          etherbone: bool = False, dut_ppm: tuple[float, float] | None = None) -> int:
+          etherbone: bool = False, dut_ppm: tuple[float, float] | None = None, capture: Path | None = None) -> int:
     """Run the twin until SIGTERM, SIGINT or SIGHUP (or, for_tool, until stdin closes: the fpgatest that
     started it is gone). Announce it on stdout: one JSON line {"url", "csr"} or {"error"} for fpgatest,
-    a sentence for a person. The simulator's own output goes to build/twin-run.log."""
+    a sentence for a person. The simulator's own output goes to build/twin-run.log.
+    capture: every frame on the twin's wires from its start to its end written there as pcapng when it
+    stops (fpgatest.capture; the taps stay on while fpgatest commands take captures of their own)."""
     done = threading.Event()
+    taps = []      # the capture, once the twin serves
+
+    def write_capture():
+        if taps:
+            frames = taps[0].collect(capture)
+            print(f"fpgatest twin: {frames} frames captured to {capture}", file=sys.stderr, flush=True)
 
     def say(**fields):
         if for_tool:
@@ -528,6 +542,7 @@ def serve(port: int | None, build_dir: Path, linux: str | None, for_tool: bool, 
     try:
         refuse_linux(linux)     # before anything is built, started or written
         refuse_dut_ppm(dut_ppm, linux)
+        refuse_capture(capture)
         # a signal here ends the launcher and, for fpgatest, its build's processes
         ensure_built(build_dir, variant, etherbone)
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
@@ -536,7 +551,9 @@ def serve(port: int | None, build_dir: Path, linux: str | None, for_tool: bool, 
             threading.Thread(target=lambda: (sys.stdin.read(), done.set()), daemon=True).start()
         with open(build_dir.parent / "twin-run.log", "w") as log, \
                 running(port, build_dir, log=log, linux=linux, variant=variant, etherbone=etherbone,
-                        dut_ppm=dut_ppm) as (url, csr):
+                        dut_ppm=dut_ppm, on_exit=write_capture) as (url, csr):
+            if capture:
+                taps.append(start_capture(url, csr))
             say(url=url, csr=str(csr))
             while not done.wait(0.5):
                 pass
@@ -544,6 +561,32 @@ def serve(port: int | None, build_dir: Path, linux: str | None, for_tool: bool, 
         say(error=f"{err}" if for_tool else f"fpgatest twin: {err}")
         return 2
     return 0
+
+
+def refuse_capture(capture: Path | None) -> None:
+    """RuntimeError (one line) when a capture could not be written at the end: its directory is missing
+    or not writable, or it names a directory."""
+    if capture is None:
+        return
+    if capture.is_dir() or not capture.parent.is_dir() or not os.access(capture.parent, os.W_OK):
+        raise RuntimeError(f"--capture {capture}: not a file in a writable directory")
+
+
+def start_capture(url: str, csr: Path):
+    """The twin's capture taps on, for the whole of its run (the bus released again at once: the twin
+    serves one client at a time). The capture, for its collect() when the twin has stopped."""
+    from fpgatest.capture import TwinCapture
+    from fpgatest.driver import Device, MapError
+    from fpgatest.tester import Tester
+    from fpgatest.transport import LinkError
+
+    try:
+        with Device(url, csr) as dev:
+            capture = TwinCapture(Tester(dev), csr.parent / f"run-{url.rsplit(':', 1)[-1]}")
+            capture.start()
+    except (MapError, LinkError) as err:
+        raise RuntimeError(f"--capture: {err}") from None
+    return capture
 
 
 def _ppm_pair(text: str) -> tuple[float, float]:
@@ -580,7 +623,15 @@ def main() -> int:
                         help="run the switch model's two directions on clocks of their own, AB and BA ppm off the "
                              f"tester's (within +-{DUT_PPM_MAX}; e.g. 100,-100): each port then receives in a clock "
                              "of its own frequency, as from a real device (default: the tester clock)")
+    parser.add_argument("--capture", type=lambda text: Path(text).resolve(), default=None, metavar="FILE",
+                        help="with --run: every frame on both ports' wires, both directions, from the start to the "
+                             "stop written to FILE as pcapng when the twin stops (the tester's clock in ns; as "
+                             "fpgatest --capture, which works beside it)")
     args = parser.parse_args()
+    if args.capture and not args.run:
+        print("fpgatest twin: --capture goes with --run (fpgatest --capture FILE captures a command's own frames)",
+              file=sys.stderr)
+        return 2
     variant = variant_of("full" if args.full else "board", args.etherbone, args.linux)
     build_dir = args.build_dir or default_build_dir(variant, args.etherbone)
     if args.build:
@@ -590,7 +641,7 @@ def main() -> int:
                      dut_ppm=args.dut_ppm)
     if args.run:
         return serve(args.port or DEFAULT_PORT, build_dir, args.linux, for_tool=False, variant=variant,
-                     etherbone=args.etherbone, dut_ppm=args.dut_ppm)
+                     etherbone=args.etherbone, dut_ppm=args.dut_ppm, capture=args.capture)
     return 0
 
 

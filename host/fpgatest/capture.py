@@ -5,7 +5,9 @@ tester's clock as the timestamp (ns resolution; time since the twin's reset).
 The twin's gmii_capture taps (sim/models/gmii_capture.v) write one line per frame while the
 `capture_enable` register is set: "<tick at the SFD> <frame bytes in hex>". A capture enables them,
 notes where each file ends, and at the end reads what was added and writes pcapng: one interface per
-port ("port0", "port1"), each packet flagged inbound (RX) or outbound (TX).
+port ("port0", "port1"), each packet flagged inbound (RX) or outbound (TX). A capture taken while the
+taps are already on (the twin's own, `python -m boards.twin --run --capture FILE`) leaves them on and
+keeps the frames of its own time span.
 """
 
 import struct
@@ -59,22 +61,39 @@ class TwinCapture:
             raise CaptureError(f"--capture: no capture files in {self.run_dir} (a twin from another checkout "
                                "or an older build?)")
         self.offsets: dict[str, int] = {}
+        self.was_on = False
+        self.since: int | None = None
 
     def start(self) -> None:
+        self.was_on = bool(self.t.dev.read("capture_enable"))
         self.offsets = {name: (self.run_dir / name).stat().st_size for name in self.taps}
-        self.t.dev.write("capture_enable", 1)
+        if self.was_on:     # another capture's taps: this one keeps the frames from here on
+            self.since = self.t.now_ticks()
+        else:
+            self.t.dev.write("capture_enable", 1)
 
     def stop(self, target: Path) -> int:
-        """Stop, wait until the frames in flight have ended, write target; returns the frames written."""
-        self.t.dev.write("capture_enable", 0)
+        """Stop (the taps left on if they were on before start()), wait until the frames in flight have
+        ended, write target; returns the frames written."""
+        until = None
+        if self.was_on:     # the taps go on: the frames up to now are this capture's
+            until = self.t.now_ticks()
+        else:
+            self.t.dev.write("capture_enable", 0)
         self.t.wait_ticks(SETTLE_TICKS)
+        return self.collect(target, until)
+
+    def collect(self, target: Path, until: int | None = None) -> int:
+        """target written from what the taps added since start() (SFDs from start() to `until`, a tick);
+        only whole lines: a frame the twin had not ended when it stopped is left out. Returns the frames."""
         frames = []
         for name, (ifname, direction) in self.taps.items():
             with open(self.run_dir / name, "rb") as f:
                 f.seek(self.offsets[name])
-                for line in f.read().decode().splitlines():
+                for line in f.read().decode(errors="replace").split("\n")[:-1]:
                     tick, _, data = line.partition(" ")
-                    if tick.isdigit() and data:
+                    if tick.isdigit() and data and (self.since is None or int(tick) >= self.since) \
+                            and (until is None or int(tick) < until):
                         frames.append((int(tick), name, ifname, direction, bytes.fromhex(data)))
         frames.sort(key=lambda x: (x[0], x[1]))
         write_pcapng(target, frames)

@@ -6,8 +6,10 @@ import csv
 import re
 import struct
 import subprocess
+import sys
 import zlib
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 from scapy.utils import PcapNgReader
@@ -18,6 +20,7 @@ from fpgatest.tester import Tester
 from common.frames import parse_signature
 
 SIG_AT = 14 + 20 + 8          # IPv4/UDP: the signature follows the UDP header
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_capture_holds_every_frame_with_the_testers_time(twin_link, tmp_path, capsys):
@@ -147,3 +150,79 @@ def test_tshark_reads_every_frame_as_sent(twin_link, tmp_path, capsys, argv, sid
     broken = tmp_path / "broken.pcapng"
     broken.write_bytes(bytes(data))
     assert [r[0] for r in tshark(broken, "-Y", BROKEN, "-T", "fields", "-e", "frame.number")] == ["1"]
+
+
+# ---- the twin's own capture (python -m boards.twin --run --capture FILE) --------------------------------
+
+def test_the_twins_own_capture_holds_its_whole_run(tmp_path, capsys):
+    """A twin started with --capture FILE (make twin TWIN_ARGS="--capture FILE") writes FILE when it stops:
+    every frame its wires carried from its start, port 0's outbound ones as many as port 0 sent, port 1's
+    inbound ones as many as port 1 received, in time order; tshark reads it without a complaint. A
+    command's own --capture meanwhile gets the frames of its own time and leaves the twin's capture on."""
+    from boards import twin
+
+    port, life, mine = twin.free_port(), tmp_path / "life.pcapng", tmp_path / "mine.pcapng"
+    url, csr = f"socket://127.0.0.1:{port}", twin.BUILD_DIR / "csr.json"
+    proc = subprocess.Popen([sys.executable, "-m", "boards.twin", "--run", "--port", str(port), "--capture", str(life)],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert "UARTBone on" in proc.stdout.readline()
+        run = ["run", "--url", url, "--csr", str(csr), "--calibration", "none", "--duration", "0.0001",
+               "--interval", "0.0001"]
+        sent = []       # each command's frames: port 0's sent and port 1's received (counted from its start)
+        for own in ([], ["--capture", str(mine)], [], ["--size", "1518"]):
+            assert main([*run, *own]) == 0
+            with Device(url, csr) as dev:
+                t = Tester(dev)
+                t.wait_ticks(20_000)
+                ports = t.snapshot()["ports"]
+                assert dev.read("capture_enable") == 1, "a command's capture leaves the twin's on"
+            sent.append((ports[0]["tx_frames"], ports[1]["rx_frames"]))
+        total = [sum(s[0] for s in sent), sum(s[1] for s in sent)]
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    frames = [(p.sniffed_on, p.direction, int(p.time * 10**9), bytes(p)) for p in PcapNgReader(str(life))]
+    assert f"{len(frames)} frames captured to {life}" in err
+    assert [sum(1 for f in frames if f[:2] == side) for side in (("port0", 2), ("port1", 1))] == total, sent
+    assert len(frames) == sum(total) and [f[2] for f in frames] == sorted(f[2] for f in frames)
+    assert {len(f[3]) for f in frames} == {64, 1518}
+    # the command's own: the frames sent and received while it ran, each one also in the twin's capture
+    own = [(p.sniffed_on, p.direction, int(p.time * 10**9), bytes(p)) for p in PcapNgReader(str(mine))]
+    assert [sum(1 for f in own if f[:2] == side) for side in (("port0", 2), ("port1", 1))] == list(sent[1])
+    assert set(own) <= set(frames)
+    rows = tshark(life, "-T", "fields", "-e", "eth.fcs.status", "-e", "udp.checksum.status")
+    assert len(rows) == len(frames) and all(r == [GOOD, GOOD] for r in rows)
+    assert tshark(life, "-Y", BROKEN) == []
+
+
+def test_a_capture_leaves_out_a_frame_the_twin_had_not_ended(tmp_path):
+    """A tap's last line without its newline (the twin stopped while a frame was on the wire) is not a
+    frame: the capture the twin writes when it stops has the whole frames only."""
+    from fpgatest.capture import TwinCapture
+
+    class Map(dict):
+        constants = {"capture_port0_tx": "port0-tx.txt", "capture_port1_rx": "port1-rx.txt"}
+
+    class Dev:
+        map = Map(capture_enable=None)
+
+        def read(self, name):
+            return 0
+
+        def write(self, name, value):
+            pass
+
+    tester = type("T", (), {"dev": Dev(), "n_ports": 2})()
+    (tmp_path / "port0-tx.txt").write_text("8 " + "ab" * 64 + "\n")
+    (tmp_path / "port1-rx.txt").write_text("")
+    capture = TwinCapture(tester, tmp_path)
+    capture.start()
+    with open(tmp_path / "port0-tx.txt", "a") as f:
+        f.write("16 " + "cd" * 64 + "\n24 " + "ef" * 30)
+    with open(tmp_path / "port1-rx.txt", "a") as f:
+        f.write("20 " + "01" * 64 + "\n")
+    assert capture.collect(tmp_path / "c.pcapng") == 2
+    assert [(p.sniffed_on, bytes(p)) for p in PcapNgReader(str(tmp_path / "c.pcapng"))] == \
+        [("port0", b"\xcd" * 64), ("port1", b"\x01" * 64)]
