@@ -535,7 +535,8 @@ def serve(port: int | None, build_dir: Path, linux: str | None, for_tool: bool, 
         else:
             print(f"fpgatest twin: UARTBone on {fields['url']}  (csr: {fields['csr']})"
                   + (f"; ports through the kernel ({linux}) in network namespace {netns_name(port)}: "
-                     f"{', '.join(tap_names(port))}" if linux else ""), flush=True)
+                     f"{', '.join(tap_names(port))}" if linux else "")
+                  + (f"; capturing its wires to {capture} (written when it stops)" if capture else ""), flush=True)
 
     port = port or free_port()
     variant = variant_of(variant, etherbone, linux)

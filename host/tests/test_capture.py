@@ -166,7 +166,7 @@ def test_the_twins_own_capture_holds_its_whole_run(tmp_path, capsys):
     proc = subprocess.Popen([sys.executable, "-m", "boards.twin", "--run", "--port", str(port), "--capture", str(life)],
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        assert "UARTBone on" in proc.stdout.readline()
+        assert f"; capturing its wires to {life} (written when it stops)" in proc.stdout.readline()
         run = ["run", "--url", url, "--csr", str(csr), "--calibration", "none", "--duration", "0.0001",
                "--interval", "0.0001"]
         sent = []       # each command's frames: port 0's sent and port 1's received (counted from its start)
