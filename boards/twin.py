@@ -357,12 +357,17 @@ def _step(cmd: list[str], cwd: Path) -> None:
         raise RuntimeError(f"twin: {' '.join(cmd[:3])} ... failed (exit {result.returncode})")
 
 
+def run_directory(build_dir: Path, port: int) -> Path:
+    """Where the twin serving port runs: its sim_config.js, its capture taps' files, kernel.json."""
+    return Path(build_dir) / f"run-{port}"
+
+
 def command(port: int, build_dir: Path = BUILD_DIR, linux: str | None = None,
             dut_ppm: tuple[float, float] | None = None) -> tuple[list[str], Path]:
     """The command that runs the twin serving UARTBone on 127.0.0.1:port, and its working directory."""
     build_dir = Path(build_dir).resolve()     # the command runs in the run directory
     gateware = build_dir / "gateware"
-    run_dir = build_dir / f"run-{port}"
+    run_dir = run_directory(build_dir, port)
     run_dir.mkdir(parents=True, exist_ok=True)
     # the model reads sim_config.js from its working directory: one directory per TCP port
     (run_dir / "sim_config.js").write_text(sim_config(port, linux, dut_ppm).get_json())
@@ -520,11 +525,11 @@ def serve(port: int | None, build_dir: Path, linux: str | None, for_tool: bool, 
     capture: every frame on the twin's wires from its start to its end written there as pcapng when it
     stops (fpgatest.capture; the taps stay on while fpgatest commands take captures of their own)."""
     done = threading.Event()
-    taps = []      # the capture, once the twin serves
+    taps = None     # the capture (fpgatest.capture.TwinCapture), once the twin serves
 
     def write_capture():
         if taps:
-            frames = taps[0].collect(capture)
+            frames = taps.collect(capture)
             print(f"fpgatest twin: {frames} frames captured to {capture}", file=sys.stderr, flush=True)
 
     def say(**fields):
@@ -554,7 +559,7 @@ def serve(port: int | None, build_dir: Path, linux: str | None, for_tool: bool, 
                 running(port, build_dir, log=log, linux=linux, variant=variant, etherbone=etherbone,
                         dut_ppm=dut_ppm, on_exit=write_capture) as (url, csr):
             if capture:
-                taps.append(start_capture(url, csr))
+                taps = start_capture(url, csr, run_directory(build_dir, port))
             say(url=url, csr=str(csr))
             while not done.wait(0.5):
                 pass
@@ -573,9 +578,10 @@ def refuse_capture(capture: Path | None) -> None:
         raise RuntimeError(f"--capture {capture}: not a file in a writable directory")
 
 
-def start_capture(url: str, csr: Path):
-    """The twin's capture taps on, for the whole of its run (the bus released again at once: the twin
-    serves one client at a time). The capture, for its collect() when the twin has stopped."""
+def start_capture(url: str, csr: Path, run_dir: Path):
+    """Turn on the capture taps of the twin at url (running in run_dir) for the whole of its run, and
+    release the bus at once (the twin serves one client at a time). Returns the capture, for its
+    collect() once the twin has stopped."""
     from fpgatest.capture import TwinCapture
     from fpgatest.driver import Device, MapError
     from fpgatest.tester import Tester
@@ -583,7 +589,7 @@ def start_capture(url: str, csr: Path):
 
     try:
         with Device(url, csr) as dev:
-            capture = TwinCapture(Tester(dev), csr.parent / f"run-{url.rsplit(':', 1)[-1]}")
+            capture = TwinCapture(Tester(dev), run_dir)
             capture.start()
     except (MapError, LinkError) as err:
         raise RuntimeError(f"--capture: {err}") from None

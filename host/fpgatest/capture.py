@@ -92,9 +92,11 @@ class TwinCapture:
                 f.seek(self.offsets[name])
                 for line in f.read().decode(errors="replace").split("\n")[:-1]:
                     tick, _, data = line.partition(" ")
-                    if tick.isdigit() and data and (self.since is None or int(tick) >= self.since) \
-                            and (until is None or int(tick) < until):
-                        frames.append((int(tick), name, ifname, direction, bytes.fromhex(data)))
+                    if not (tick.isdigit() and data):
+                        continue
+                    tick = int(tick)
+                    if (self.since is None or tick >= self.since) and (until is None or tick < until):
+                        frames.append((tick, name, ifname, direction, bytes.fromhex(data)))
         frames.sort(key=lambda x: (x[0], x[1]))
         write_pcapng(target, frames)
         return len(frames)

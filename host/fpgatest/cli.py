@@ -177,7 +177,7 @@ def open_tester(args):
     if args.url in TWIN_URLS:
         with launched_twin(TWIN_URLS[args.url]) as (url, csr):
             with Device(url, Path(args.csr) if args.csr else csr) as dev:
-                with _captured(Tester(dev, kernel=twin_kernel(csr, url)), args, csr.parent, url) as t:
+                with _captured(Tester(dev, kernel=twin_kernel(csr, url)), args, csr, url) as t:
                     yield t
     else:
         check_url(args.url)     # a URL of no transport is said as such, not as a register map not found
@@ -191,7 +191,7 @@ def open_tester(args):
                             "builds it), or give the csr.json of the build on the board with --csr")
         kernel = twin_kernel(csr, args.url) if args.url.startswith("socket://") else None
         with Device(args.url, csr) as dev:
-            with _captured(Tester(dev, kernel=kernel), args, csr.parent, args.url) as t:
+            with _captured(Tester(dev, kernel=kernel), args, csr, args.url) as t:
                 yield t
 
 
@@ -199,16 +199,25 @@ def twin_kernel(csr: Path, url: str) -> dict | None:
     """A twin whose ports go through the Linux kernel: how its launcher set the kernel up ("mode": router
     or bridge, "router": the router's addresses per port), from the kernel.json it leaves in the twin's
     run directory (boards/twin.py, KERNEL_INFO) beside csr.json's build. None for any other target."""
+    # anything not as the launcher writes it is no kernel: the echo hint then says what a router and a bridge do
     try:
-        info = json.loads((csr.parent / f"run-{url.rsplit(':', 1)[-1]}" / "kernel.json").read_text())
+        info = json.loads((twin_run_dir(csr, url) / "kernel.json").read_text())
     except (OSError, ValueError):
         return None
-    router = info.get("router") if isinstance(info, dict) else None
-    if not isinstance(info, dict) or info.get("mode") not in ("router", "bridge") or not (router is None or (
-            isinstance(router, list) and all(isinstance(r, dict) and all(isinstance(r.get(k), str) for k in ("ipv4", "ipv6"))
-                                             for r in router))):
-        return None     # not a file the launcher wrote: the echo hint then says what a router and a bridge do
-    return info
+    if not isinstance(info, dict) or info.get("mode") not in ("router", "bridge"):
+        return None
+    router = info.get("router")
+    if router is None:
+        return info
+    addresses_ok = isinstance(router, list) and all(
+        isinstance(r, dict) and isinstance(r.get("ipv4"), str) and isinstance(r.get("ipv6"), str) for r in router)
+    return info if addresses_ok else None
+
+
+def twin_run_dir(csr: Path, url: str) -> Path:
+    """The run directory of the twin serving url (socket://HOST:PORT) from the build of csr.json: where
+    its capture taps write and its launcher leaves kernel.json."""
+    return csr.parent / f"run-{url.rsplit(':', 1)[-1]}"
 
 
 def twin_map(url: str) -> Path | None:
@@ -264,16 +273,16 @@ def launched_twin(options: list[str]):
 
 
 @contextlib.contextmanager
-def _captured(tester, args, twin_dir: Path, url: str):
+def _captured(tester, args, csr: Path, url: str):
     """--capture FILE: the twin's taps on from here to the end of the command (however it ends), then
-    FILE written as pcapng. The taps write into the twin's run directory, twin_dir/run-PORT."""
+    FILE written as pcapng. The taps write into the run directory of the twin at url (twin_run_dir)."""
     target = getattr(args, "capture", None)
     if not target:
         yield tester
         return
     from fpgatest.capture import TwinCapture
 
-    capture = TwinCapture(tester, twin_dir / f"run-{url.rsplit(':', 1)[-1]}")
+    capture = TwinCapture(tester, twin_run_dir(csr, url))
     capture.start()
     try:
         yield tester

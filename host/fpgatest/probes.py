@@ -688,16 +688,14 @@ def availbw(t: Tester, plan: AvailPlan, tx: int, rx: int, out: Path, on_round=No
                     above = rate
                     break
                 below = rate
-            # where the truth lies: between the last rate that did not grow and the first that did; past
-            # the top edge, between the fastest stream and the line rate (no path carries more), so a
-            # line-rate stream that did not grow is the line rate; below the bottom edge, under the
-            # slowest stream
-            if above is None:
-                a_cur, edge, a_range = min(hi, LINE_MBPS), "high", (min(hi, LINE_MBPS), LINE_MBPS)
-            elif above == rates[0]:
-                a_cur, edge, a_range = lo, "low", (0.0, rates[0])
+            edge = "high" if above is None else "low" if above == rates[0] else None
+            a_range = round_range(edge, [s["rate_mbps"] for s in tried], hi)
+            if edge == "high":
+                a_cur = a_range[0]
+            elif edge == "low":
+                a_cur = lo
             else:
-                a_cur, edge, a_range = (below + above) / 2, None, (below, above)
+                a_cur = (below + above) / 2
             smoothed = a_cur if smoothed is None else (1 - plan.gamma) * smoothed + plan.gamma * a_cur
             # the smoothing is a weighted sum: the same sum of the rounds' ranges holds the same sum of
             # their truths
@@ -752,15 +750,26 @@ def availbw_report(results: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def round_range(edge: str | None, rates: list[float], hi: float) -> tuple[float, float]:
+    """Where a round's available bandwidth lies, from the rates of the streams it sent (lowest first, up
+    to the first that grew) and its interval's top: between the last rate that did not grow and the first
+    that did; past the top edge, between the fastest stream and the line rate (no path carries more), so
+    a line-rate stream that did not grow is the line rate; below the bottom edge, under the slowest."""
+    if edge == "high":
+        return min(hi, LINE_MBPS), LINE_MBPS
+    if edge == "low":
+        return 0.0, rates[0]
+    return rates[-2], rates[-1]
+
+
 def _with_ranges(r: dict) -> dict:
     """A round as results.json holds it. One written before the ranges were (2026-11-29) gets its own range
-    from its interval and streams as availbw() sets it now, and Ā's range from the smoothed half
-    sub-intervals it held then."""
+    from its streams as availbw() sets it now, and Ā's range from the smoothed half sub-intervals it held
+    then."""
     if "a_cur_range_mbps" in r:
         return r
-    step, s_half = r["resolution_mbps"], r["a_smoothed_resolution_mbps"]
-    own = {"high": (min(r["hi_mbps"], LINE_MBPS), LINE_MBPS), "low": (0.0, r["lo_mbps"] + step)}.get(
-        r["edge"], (r["a_cur_mbps"] - step / 2, r["a_cur_mbps"] + step / 2))
+    own = round_range(r["edge"], [s["rate_mbps"] for s in r["streams"]], r["hi_mbps"])
+    s_half = r["a_smoothed_resolution_mbps"]
     return {**r, "a_cur_range_mbps": list(own),
             "a_smoothed_range_mbps": [r["a_smoothed_mbps"] - s_half, r["a_smoothed_mbps"] + s_half]}
 
@@ -920,6 +929,30 @@ def echo_check(t: Tester, plan: EchoPlan, port: int, reply_port: int) -> None:
         raise SettingError(f"port {reply_port} has no receiver in this build: the replies cannot be counted")
 
 
+def no_reply_hint(t: Tester, proto: str, port: int, reflector: int | None, twin: bool) -> str:
+    """What would answer echo requests from `port` that none did: through the twin's kernel the router's
+    own address, or (a bridge) the reflector of the port they go to by default; else what the far end
+    answers and where the requests could have been lost."""
+    addressed = (port + 1) % t.n_ports
+    kernel = t.kernel or {}
+    if t.tap_ports():
+        if port < len(kernel.get("router") or ()):
+            router = kernel["router"][port]["ipv6" if proto == "ipv6" else "ipv4"]
+            return f"the Linux router answers for itself: --dst-ip {router}"
+        if reflector is None and kernel.get("mode") == "bridge":
+            return f"the Linux bridge answers nothing itself: let port {addressed}'s reflector answer (--reflector {addressed})"
+        if reflector is None:
+            return ("through the Linux kernel: a router answers for itself at its own address (--dst-ip), a bridge "
+                    f"not at all (let port {addressed}'s reflector answer: --reflector {addressed})")
+    if reflector is not None:
+        return (f"port {reflector}'s reflector answers every request to its MAC that reaches it: the path lost the "
+                "requests or the replies, or --dst-mac sent them elsewhere")
+    if twin:
+        return ("the twin's responder answers every request that reaches it: the switch model's paths lost the "
+                "requests or the replies (fpgatest dut)")
+    return "address a host that answers ping (--dst-ip, --dst-mac) or let a port's reflector answer (--reflector N)"
+
+
 def echo(t: Tester, plan: EchoPlan, port: int, reply_port: int, out: Path, on_level=None) -> dict:
     """Idle RTT from window-1 pings, then per load level a windowed run of plan.duration_s: replies per
     second between two snapshots (exact tester times), RTTs of every reply, losses from the sequence
@@ -960,25 +993,8 @@ def echo(t: Tester, plan: EchoPlan, port: int, reply_port: int, out: Path, on_le
             pings.rate_percent, pings.ifg = None, min(MAX_GAP, max(MIN_IFG, ping_ticks - plan.size - 8))
         counters, records = probe_run(t, port, reply_port, pings, plan.drain_s)
         if not records:
-            kernel, addressed = t.kernel or {}, (port + 1) % t.n_ports     # the port the requests go to by default
-            if t.tap_ports() and port < len(kernel.get("router") or ()):
-                router = kernel["router"][port]["ipv6" if plan.proto == "ipv6" else "ipv4"]
-                hint = f"the Linux router answers for itself: --dst-ip {router}"
-            elif t.tap_ports() and kernel.get("mode") == "bridge" and reflector is None:
-                hint = (f"the Linux bridge answers nothing itself: let port {addressed}'s reflector answer "
-                        f"(--reflector {addressed})")
-            elif t.tap_ports() and reflector is None:
-                hint = ("through the Linux kernel: a router answers for itself at its own address (--dst-ip), a "
-                        f"bridge not at all (let port {addressed}'s reflector answer: --reflector {addressed})")
-            elif reflector is not None:
-                hint = (f"port {reflector}'s reflector answers every request to its MAC that reaches it: the path "
-                        "lost the requests or the replies, or --dst-mac sent them elsewhere")
-            elif twin:
-                hint = ("the twin's responder answers every request that reaches it: the switch model's paths lost "
-                        "the requests or the replies (fpgatest dut)")
-            else:
-                hint = "address a host that answers ping (--dst-ip, --dst-mac) or let a port's reflector answer (--reflector N)"
-            raise SettingError(f"no echo reply came back: nothing answers the requests at {far_end}; {hint}")
+            raise SettingError(f"no echo reply came back: nothing answers the requests at {far_end}; "
+                               f"{no_reply_hint(t, plan.proto, port, reflector, twin)}")
         rtts = [r["owd_ns"] for r in records]
         idle = {"pings": plan.pings, "replies": len(records), "lost": counters["lost"], "rtt_min_ns": min(rtts),
                 "rtt_mean_ns": float(np.mean(rtts)), "rtt_max_ns": max(rtts)}
