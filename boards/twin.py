@@ -27,6 +27,7 @@ import json
 import math
 import os
 import platform
+import re
 import shutil
 import signal
 import socket
@@ -36,14 +37,15 @@ import threading
 import time
 from pathlib import Path
 
-from migen import ClockDomain, Mux, Signal
+from migen import ClockDomain, If, Mux, Signal
+from migen.genlib.resetsync import AsyncResetSynchronizer
 
 from litex.build.generic_platform import Pins, Subsignal
 from litex.build.sim import SimPlatform
 from litex.build.sim.config import SimConfig
 from litex.gen import LiteXModule
-from litex.soc.cores.uart import RS232PHYModel
 from litex.soc.integration.builder import Builder
+from litex.soc.interconnect import stream
 
 from boards.colorlight import port_directions
 from boards.colorlight_5a_75b import BaseSoC as Board
@@ -58,6 +60,8 @@ from litex_soc.tester import ROOT, add_tester, port_defaults, rtl_files
 # sim/twin/core/sim.c)
 TESTER_CLK_FREQ = 125e6
 SYS_CLK_FREQ = 50e6
+# the power-on reset's length in sys clocks (_CRG)
+POR_CLOCKS = 16
 # the twin's reflectors: a 32 KiB ring, so the largest frame (16383 bytes) is reflected at line rate
 TWIN_REFLECT_LOG2 = 15
 # --etherbone: a twin with Etherbone on port 1 (litex_soc/management.py), udp://192.168.1.50 through a
@@ -78,7 +82,8 @@ MODULES = ROOT / "sim" / "twin" / "modules"
 SERIAL_MODULE = "fpgatest_serial2tcp"
 # a port's GMII to a Linux TAP (loaded only when the kernel is the device under test)
 TAP_MODULE = "fpgatest_tap"
-# the device model's own clocks, --dut-ppm (loaded only then)
+# the device model's own clocks, --dut-ppm (only then): an entry of sim_config's that the twin's main
+# loop carries out itself, as it drives every clock (sim/twin/core/sim.c)
 DUTCLK_MODULE = "fpgatest_dutclk"
 # how far off the tester clock they may be: gmii_elastic's margin (2x at +-250 ppm), and beyond the
 # +-100 ppm a gigabit PHY is specified for
@@ -88,12 +93,14 @@ DUT_PPM_MAX = 200
 DRIFT_PPM = (100.0, -100.0)
 # the twin's simulator build: LiteX's simulator core with the twin's glue and flags (build())
 CORE = ROOT / "sim" / "twin" / "core"
+# clocks whose falling edges no logic acts on: the main loop takes no time step for them (sim.c;
+# build() checks the Verilated model's triggers)
+RISING_ONLY = ("sys_clk",)
 FLOWS = ("twin", "litex")
 
 _io = [
     ("sys_clk", 0, Pins(1)),
     ("tester_clk", 0, Pins(1)),
-    ("sys_rst", 0, Pins(1)),
     ("serial", 0,
         Subsignal("source_valid", Pins(1)),
         Subsignal("source_ready", Pins(1)),
@@ -102,7 +109,7 @@ _io = [
         Subsignal("sink_ready",   Pins(1)),
         Subsignal("sink_data",    Pins(8)),
     ),
-    # the device model's own clocks (sim/twin/modules/fpgatest_dutclk; own = 0 while it is not loaded)
+    # the device model's own clocks (--dut-ppm: the main loop drives them, sim/twin/core/sim.c; own = 0 without)
     ("dutclk", 0,
         Subsignal("own", Pins(1)),
         Subsignal("ab",  Pins(1)),
@@ -125,21 +132,56 @@ class Platform(SimPlatform):
 
 class _CRG(LiteXModule):
     """The simulated clocks: "sys" (SoC and engines) and "tester" (125 MHz), and the device model's
-    "dut_ab" and "dut_ba": the tester clock, or fpgatest_dutclk's while it runs (own_clocks). One reset."""
+    "dut_ab" and "dut_ba": the tester clock, or fpgatest_dutclk's while it runs (own_clocks).
+
+    A power-on reset, as on the board (whose domains are held in reset until the PLL locks): every
+    domain in reset for its first clocks, released through a synchroniser of its own. It comes from a
+    flip-flop, not from a pad, so no logic hangs off a top-level input: Verilator evaluates what
+    depends on an input at every time step, what depends on a flip-flop only at its clock's edges."""
 
     def __init__(self, platform):
         self.cd_sys = ClockDomain()
         self.cd_tester = ClockDomain()
         self.cd_dut_ab = ClockDomain()
         self.cd_dut_ba = ClockDomain()
-        rst = platform.request("sys_rst")
+        self.cd_por = ClockDomain(reset_less=True)
+        sys_clk = platform.request("sys_clk")
         dut = platform.request("dutclk")
-        self.own_clocks = dut.own
+        # set once, before the first edge, when the module is loaded; a flip-flop for the same reason
+        self.own_clocks = Signal()
+        por_count = Signal(max=POR_CLOCKS + 1, reset=POR_CLOCKS)
+        por = Signal()
         self.comb += [
-            self.cd_sys.clk.eq(platform.request("sys_clk")), self.cd_sys.rst.eq(rst),
-            self.cd_tester.clk.eq(platform.request("tester_clk")), self.cd_tester.rst.eq(rst),
-            self.cd_dut_ab.clk.eq(Mux(dut.own, dut.ab, self.cd_tester.clk)), self.cd_dut_ab.rst.eq(rst),
-            self.cd_dut_ba.clk.eq(Mux(dut.own, dut.ba, self.cd_tester.clk)), self.cd_dut_ba.rst.eq(rst),
+            self.cd_por.clk.eq(sys_clk),
+            self.cd_sys.clk.eq(sys_clk),
+            self.cd_tester.clk.eq(platform.request("tester_clk")),
+            self.cd_dut_ab.clk.eq(Mux(self.own_clocks, dut.ab, self.cd_tester.clk)),
+            self.cd_dut_ba.clk.eq(Mux(self.own_clocks, dut.ba, self.cd_tester.clk)),
+            por.eq(por_count != 0),
+        ]
+        self.sync.por += [self.own_clocks.eq(dut.own), If(por, por_count.eq(por_count - 1))]
+        self.specials += [AsyncResetSynchronizer(cd, por)
+                          for cd in (self.cd_sys, self.cd_tester, self.cd_dut_ab, self.cd_dut_ba)]
+
+
+class _SerialPHYModel(LiteXModule):
+    """The UARTBone bridge's byte streams on the serial pads (fpgatest_serial2tcp drives them), as LiteX's
+    RS232PHYModel, with a flip-flop stage each way (stream.PipeValid in, stream.Buffer out): no logic
+    between a pad and the bridge's state machine, which Verilator then evaluates at sys edges only, not
+    at every time step. The module takes a byte per clock either way, as before."""
+
+    def __init__(self, pads):
+        self.sink = stream.Endpoint([("data", 8)])
+        self.source = stream.Endpoint([("data", 8)])
+        self.rx = rx = stream.PipeValid([("data", 8)])
+        self.tx = tx = stream.Buffer([("data", 8)], pipe_valid=True, pipe_ready=True)
+        self.comb += [
+            rx.sink.valid.eq(pads.sink_valid), rx.sink.data.eq(pads.sink_data),
+            pads.sink_ready.eq(rx.sink.ready),
+            rx.source.connect(self.source),
+            self.sink.connect(tx.sink),
+            pads.source_valid.eq(tx.source.valid), pads.source_data.eq(tx.source.data),
+            tx.source.ready.eq(pads.source_ready),
         ]
 
 
@@ -169,7 +211,7 @@ class TwinSoC(FPGATestSoC):
         FPGATestSoC.__init__(self, platform, SYS_CLK_FREQ, ident="fpgatest twin")
         self.crg = _CRG(platform)
         # 10 s of simulated time before a half-received UARTBone command is dropped
-        self.add_uartbone_phy(RS232PHYModel(platform.request("serial")), timeout_s=10.0)
+        self.add_uartbone_phy(_SerialPHYModel(platform.request("serial")), timeout_s=10.0)
         ports = [gmii_signals(), gmii_signals()]
         # each receive side in the clock of the model's path that sends to it (port 0 from dut_ba, port
         # 1 from dut_ab), inverted, as a PHY's recovered clock: by default the tester's frequency half a
@@ -216,8 +258,9 @@ def refuse_dut_ppm(dut_ppm, linux: str | None) -> None:
 
 def sim_config(port: int, linux: str | None = None, dut_ppm: tuple[float, float] | None = None) -> SimConfig:
     config = SimConfig()
-    config.add_clocker("sys_clk", freq_hz=int(SYS_CLK_FREQ))
-    config.add_clocker("tester_clk", freq_hz=int(TESTER_CLK_FREQ))
+    for clock, freq in (("sys_clk", SYS_CLK_FREQ), ("tester_clk", TESTER_CLK_FREQ)):
+        args = {"freq_hz": int(freq), "phase_deg": 0, "rising_only": int(clock in RISING_ONLY)}
+        config.add_module("clocker", [], clocks=clock, tickfirst=True, args=args)
     if dut_ppm is not None:
         config.add_module(DUTCLK_MODULE, [("dutclk", 0)], clocks=[], tickfirst=True, args=dut_clock_args(dut_ppm))
     config.add_module(SERIAL_MODULE, "serial", args={"port": port})
@@ -330,7 +373,7 @@ def build(build_dir: Path = BUILD_DIR, flow: str = "twin", variant: str = "board
     # in the build directory keeps the source tree clean)
     mods = build_dir / "extra_mods"
     shutil.rmtree(mods, ignore_errors=True)
-    extra = [SERIAL_MODULE, TAP_MODULE, DUTCLK_MODULE]
+    extra = [SERIAL_MODULE, TAP_MODULE]
     for module in extra:
         shutil.copytree(MODULES / module, mods / module)
     builder.build(sim_config=sim_config(DEFAULT_PORT), run=False, opt_level="O3",
@@ -343,10 +386,22 @@ def build(build_dir: Path = BUILD_DIR, flow: str = "twin", variant: str = "board
                            if Path(name).suffix not in (".hex", ".init"))
         shutil.rmtree(gateware / "obj_dir", ignore_errors=True)
         _step(["make", "-f", str(CORE / "Makefile"), f"CC_SRCS={sources}"], gateware)
+        check_rising_only(gateware / "obj_dir")
     constants = json.loads((build_dir / "csr.json").read_text())["constants"]
     (build_dir / "twin.built").write_text(json.dumps({"build_id": constants["fpgatest_build_id"], "flow": flow,
                                                       "variant": variant, "etherbone": etherbone,
                                                       **({"cpu": cpu()} if flow == "twin" else {})}))
+
+
+def check_rising_only(obj_dir: Path) -> None:
+    """RuntimeError where logic of the Verilated model acts on a RISING_ONLY clock other than at its
+    rising edge (the main loop would move such a falling edge to the next time step)."""
+    for source in sorted(obj_dir.glob("Vsim___024root*.cpp")):
+        for trigger in set(re.findall(r"trigger index \d+ is active: (@\(.*?\))\\n", source.read_text())):
+            for clock in RISING_ONLY:
+                if re.search(rf"\b{clock}\b", trigger) and trigger != f"@(posedge {clock})":
+                    raise RuntimeError(f"twin: the model acts on {clock} at {trigger}, not only at its rising "
+                                       f"edge (boards/twin.py RISING_ONLY)")
 
 
 def _step(cmd: list[str], cwd: Path) -> None:

@@ -118,10 +118,10 @@ class Capture(LiteXModule):
 class TapStatus(LiteXModule):
     """Which ports a TAP drives (the host then knows the switch model is not the device under test)."""
 
-    def __init__(self, taps):
-        self.on = CSRStatus(len(taps), description="bit N: port N receives from a Linux TAP interface, "
-                                                   "not from the switch model")
-        self.comb += [self.on.status[i].eq(tap.on) for i, tap in enumerate(taps)]
+    def __init__(self, taps_on):
+        self.on = CSRStatus(len(taps_on), description="bit N: port N receives from a Linux TAP interface, "
+                                                      "not from the switch model")
+        self.comb += [self.on.status[i].eq(on) for i, on in enumerate(taps_on)]
 
 
 class Elastic(LiteXModule):
@@ -154,11 +154,15 @@ def add_switch_model(soc, port_a: dict, port_b: dict, own_clocks, taps=None) -> 
     model_rx = [port_a["rx"], port_b["rx"]]
     if taps:
         model_rx = [wire(), wire()]
-        for port, tap, rx in zip((port_a, port_b), taps, model_rx):
+        # the TAP's pads through a flip-flop (in the tester clock, which fpgatest_tap drives them in): no
+        # logic hangs off a top-level input, which Verilator would evaluate at every time step
+        taps_q = [{"on": Signal(), "rx_data": Signal(8), "rx_dv": Signal()} for _ in taps]
+        for port, tap, tap_q, rx in zip((port_a, port_b), taps, taps_q, model_rx):
+            soc.sync.tester += [tap_q[name].eq(getattr(tap, name)) for name in tap_q]
             soc.comb += [tap.tx_data.eq(port["tx"]["data"]), tap.tx_en.eq(port["tx"]["en"]),
-                         port["rx"]["data"].eq(Mux(tap.on, tap.rx_data, rx["data"])),
-                         port["rx"]["dv"].eq(Mux(tap.on, tap.rx_dv, rx["dv"]))]
-        soc.add_module("tap", TapStatus(taps))
+                         port["rx"]["data"].eq(Mux(tap_q["on"], tap_q["rx_data"], rx["data"])),
+                         port["rx"]["dv"].eq(Mux(tap_q["on"], tap_q["rx_dv"], rx["dv"]))]
+        soc.add_module("tap", TapStatus([tap_q["on"] for tap_q in taps_q]))
     middle, far, ret = wire(), wire(), wire()
     bypass = ~own_clocks
     into_ab = Elastic(port_a["tx"], "tester", "dut_ab", bypass)

@@ -74,14 +74,16 @@ module dut_switch_path #(
 localparam BUF = 1 << BUF_LOG2;
 localparam [47:0] PACE_MIN = 48'h0_FF80_0000;   // 2^32 - 2^23: a clock 1953 ppm fast
 
-// The path's registers run on run_clk (dut_run_clock): clk while it is a switch path, in reset or not
-// yet at rest, and still while it is a wire with nothing left to do (no frame in or out, nothing
-// queued, no cross traffic, the egress's pacing past), so a second hop left a wire costs the twin
-// nothing. At rest a clock changes nothing but tick_reg, which only ever meets times taken from
-// itself, so the path starts again as if it had run on.
+// The path's registers run on run_clk (dut_run_clock): clk in reset, while a frame comes in (to a
+// switch path; a wire takes none) and until the path is at rest again (no frame in or out, nothing
+// queued, no cross traffic, the egress's pacing past); still otherwise, so an idle path, and a second
+// hop left a wire, cost the twin nothing. At rest a clock changes nothing but tick_reg, which only
+// ever meets times taken from itself, so the path starts again as if it had run on. (in_en rises at
+// a rising edge of clk; the gate takes run at the falling edge after it, so the clock runs from the
+// next rising edge, the first at which the path sees the frame's first byte.)
 wire        at_rest;
 wire        run_clk;
-dut_run_clock gate (.clk(clk), .run(cfg_enable || rst || !at_rest), .run_clk(run_clk));
+dut_run_clock gate (.clk(clk), .run(rst || !at_rest || (cfg_enable && in_en)), .run_clk(run_clk));
 
 reg  [63:0] tick_reg;
 reg  [15:0] phase_reg = 16'd0;               // arrival phase, advanced by 2^16/golden ratio per frame

@@ -1,12 +1,18 @@
 /* Copyright (C) 2017 LambdaConcept */
 /* SPDX-License-Identifier: BSD-2-Clause
- * The twin's copy of LiteX's simulator main (litex/build/sim/core/sim.c), changed in one place: time
- * goes from one clock edge to the next, not in steps of the greatest common divisor of every half
- * period. LiteX's steps are 2 ns for the board's clocks (sys 50 MHz, tester 125 MHz: half periods of 10
- * and 4 ns), and most of them would change no clock; here a step is taken only where a clocker module
- * toggles its clock (12 per 40 ns for those two clocks, where LiteX takes 20). The clocker modules
- * still drive the clock pads from the time they are given, so the levels are LiteX's own. The
- * simulated device's own clocks (fpgatest_dutclk, when it is loaded) are stepped to the same way.
+ * The twin's copy of LiteX's simulator main (litex/build/sim/core/sim.c). Its modules, their pads and
+ * sim_config.js are LiteX's; three things differ:
+ * - The clocks are driven from here, not by modules: sim_config's "clocker" entries (LiteX's clocker
+ *   module's arguments) and its "fpgatest_dutclk" entry (the device model's two clocks of their own,
+ *   --dut-ppm) name them, and each step sets every clock pad to its level.
+ * - Time goes from one clock edge to the next, not in steps of the greatest common divisor of every
+ *   half period (LiteX's steps are 2 ns for the board's clocks, sys 50 MHz and tester 125 MHz, and
+ *   most of them would change no clock).
+ * - A clock marked "rising_only" (no logic acts on its falling edges: boards/twin.py checks the
+ *   Verilated model's triggers) takes no step of its own for a falling edge: the pad falls at the
+ *   next step, which comes before its next rising edge (a step is taken at the fall itself where
+ *   none would). Nothing is evaluated in between, so the model sees what it would have seen. For
+ *   sys and tester that is 10 steps per 40 ns instead of 12.
  */
 
 #include <string.h>
@@ -27,14 +33,12 @@
 #include "veril.h"
 
 #include <json-c/json.h>
-#include "dutclk_edges.h"
 
 #include <event2/listener.h>
 #include <event2/util.h>
 #include <event2/event.h>
 
 void litex_sim_init(void **out);
-void litex_sim_dump();
 
 struct session_list_s {
   void *session;
@@ -48,63 +52,139 @@ uint64_t sim_time_ps = 0;
 struct session_list_s *sesslist=NULL;
 struct event_base *base=NULL;
 
-/* every clock's edges: LiteX's clockers (phase + k * half period, whole picoseconds, as the clocker
- * computes them) and fpgatest_dutclk's (femtoseconds: sim/twin/modules/fpgatest_dutclk), all as
- * edge k at floor((phase_fs + k * half_fs) / 1000) ps */
+/* A clock: edge k at floor((phase_fs + k * half_fs) / 1000) ps, even edges rising (its level is 0
+ * before edge 0). LiteX's clocker has whole picoseconds of half period; fpgatest_dutclk's half periods
+ * are whole femtoseconds, so a clock a few ppm off the tester's has the mean frequency asked for to
+ * 0.25 ppm at 125 MHz (whole picoseconds would be 250 ppm steps), each edge within 1 ps of its exact
+ * time. */
+struct clock_s {
+  uint8_t *pad;
+  uint64_t half_fs;
+  uint64_t phase_fs;
+  uint64_t k;           /* the next edge */
+  uint64_t next_ps;     /* its time */
+  int rising_only;
+};
+
 #define MAX_CLOCKS 16
-static struct dutclk_s clocks[MAX_CLOCKS];
+static struct clock_s clocks[MAX_CLOCKS];
 static int nclocks = 0;
 
-static int add_clock(const char *args)
+static uint64_t edge_ps(const struct clock_s *c, uint64_t k)
 {
-  json_object *obj = json_tokener_parse(args);
-  json_object *freq = NULL, *phase = NULL;
-  uint64_t period_ps, half_ps;
+  return (c->phase_fs + k * c->half_fs) / 1000;
+}
+
+static int add_clock(uint8_t *pad, uint64_t half_fs, uint64_t phase_fs, int rising_only)
+{
+  struct clock_s *c;
+  if(nclocks == MAX_CLOCKS || !pad || half_fs < 1000)
+  {
+    eprintf("more than %d clocks, a clock without its pad, or a half period under 1 ps\n", MAX_CLOCKS);
+    return RC_ERROR;
+  }
+  c = &clocks[nclocks++];
+  c->pad = pad;
+  c->half_fs = half_fs;
+  c->phase_fs = phase_fs;
+  c->k = 0;
+  c->next_ps = edge_ps(c, 0);
+  c->rising_only = rising_only;
+  *pad = 0;
+  return RC_OK;
+}
+
+static int json_uint(json_object *obj, const char *key, uint64_t *value)
+{
+  json_object *v = NULL;
+  if(!json_object_object_get_ex(obj, key, &v) || json_object_get_int64(v) < 0)
+    return -1;
+  *value = (uint64_t)json_object_get_int64(v);
+  return 0;
+}
+
+static void *pad_signal(struct pad_list_s *plist, const char *iface, const char *name)
+{
+  struct pad_list_s *found = NULL;
+  int i;
+  if(RC_OK != litex_sim_pads_find(plist, (char *)iface, 0, &found) || !found)
+    return NULL;
+  for(i = 0; found->pads[i].name; i++)
+    if(!strcmp(found->pads[i].name, name))
+      return found->pads[i].signal;
+  return NULL;
+}
+
+/* a "clocker" entry: LiteX's clocker arguments {"freq_hz", "phase_deg"}, and "rising_only" (optional) */
+static int add_clocker(struct module_s *m, struct pad_list_s *plist)
+{
+  json_object *obj = m->args ? json_tokener_parse(m->args) : NULL;
+  uint64_t freq = 0, phase = 0, rising_only = 0, period_ps;
   int ret = RC_ERROR;
-  if(!obj || !json_object_object_get_ex(obj, "freq_hz", &freq) || !json_object_object_get_ex(obj, "phase_deg", &phase)
-     || json_object_get_int64(freq) <= 0)
+  if(!obj || json_uint(obj, "freq_hz", &freq) || json_uint(obj, "phase_deg", &phase) || freq == 0 || m->niface != 1)
   {
-    eprintf("clocker without freq_hz and phase_deg: %s\n", args);
+    eprintf("clocker without one clock, freq_hz and phase_deg: %s\n", m->args ? m->args : "(none)");
     goto out;
   }
-  period_ps = 1000000000000ull / json_object_get_int64(freq);
-  if(nclocks == MAX_CLOCKS || period_ps < 2 || period_ps % 2)
+  json_uint(obj, "rising_only", &rising_only);
+  period_ps = 1000000000000ull / freq;
+  if(period_ps < 2 || period_ps % 2)
   {
-    eprintf("clocker %s: more than %d clocks, or not an even number of picoseconds per period\n", args, MAX_CLOCKS);
+    eprintf("clocker %s: not an even number of picoseconds per period\n", m->args);
     goto out;
   }
-  half_ps = period_ps / 2;
-  clocks[nclocks].half_fs = half_ps * 1000;
-  clocks[nclocks].phase_fs = period_ps * json_object_get_int64(phase) / 360 % half_ps * 1000;
-  nclocks++;
-  ret = RC_OK;
+  ret = add_clock(pad_signal(plist, m->iface[0].name, m->iface[0].name), period_ps / 2 * 1000,
+                  period_ps * phase / 360 % (period_ps / 2) * 1000, rising_only != 0);
 out:
   json_object_put(obj);
   return ret;
 }
 
-/* fpgatest_dutclk's two clocks */
-static int add_dut_clocks(const char *args)
+/* the "fpgatest_dutclk" entry: the device model's two clocks (pads dutclk.ab and dutclk.ba), and
+ * dutclk.own held at 1, which clocks the model from them instead of from the tester clock;
+ * args {"ab_half_fs", "ab_phase_fs", "ba_half_fs", "ba_phase_fs"} */
+static int add_dut_clocks(struct module_s *m, struct pad_list_s *plist)
 {
-  if(nclocks + 2 > MAX_CLOCKS || dutclk_parse(args, &clocks[nclocks]) != 0)
+  json_object *obj = m->args ? json_tokener_parse(m->args) : NULL;
+  uint64_t v[4];
+  uint8_t *own = pad_signal(plist, "dutclk", "own");
+  int ret = RC_ERROR;
+  if(!obj || json_uint(obj, "ab_half_fs", &v[0]) || json_uint(obj, "ab_phase_fs", &v[1])
+     || json_uint(obj, "ba_half_fs", &v[2]) || json_uint(obj, "ba_phase_fs", &v[3]) || !own)
   {
-    eprintf("fpgatest_dutclk: more than %d clocks, or bad args: %s\n", MAX_CLOCKS, args);
-    return RC_ERROR;
+    eprintf("fpgatest_dutclk: bad args or no dutclk pads: %s\n", m->args ? m->args : "(none)");
+    goto out;
   }
-  nclocks += 2;
-  return RC_OK;
+  printf("[fpgatest_dutclk] half periods %llu / %llu fs\n", (unsigned long long)v[0], (unsigned long long)v[2]);
+  *own = 1;
+  if(RC_OK == add_clock(pad_signal(plist, "dutclk", "ab"), v[0], v[1], 0))
+    ret = add_clock(pad_signal(plist, "dutclk", "ba"), v[2], v[3], 0);
+out:
+  json_object_put(obj);
+  return ret;
 }
 
-/* the first time after now at which a clock toggles */
-static uint64_t next_edge_ps(uint64_t now)
+/* The next step's time after now, every clock pad set to its level then. */
+static uint64_t step_clocks(void)
 {
   uint64_t next = UINT64_MAX;
   int i;
   for(i = 0; i < nclocks; i++)
+    if(!(clocks[i].rising_only && clocks[i].k % 2))
+      next = next < clocks[i].next_ps ? next : clocks[i].next_ps;
+  /* a deferred fall that no step would come between it and the next rise: a step of its own */
+  for(i = 0; i < nclocks; i++)
+    if(clocks[i].rising_only && clocks[i].k % 2 && next >= edge_ps(&clocks[i], clocks[i].k + 1))
+      next = next < clocks[i].next_ps ? next : clocks[i].next_ps;
+  for(i = 0; i < nclocks; i++)
   {
-    uint64_t edge = dutclk_next(&clocks[i], now);
-    if(edge < next)
-      next = edge;
+    struct clock_s *c = &clocks[i];
+    while(c->next_ps <= next)
+    {
+      *c->pad = !(c->k % 2);
+      c->k++;
+      c->next_ps = edge_ps(c, c->k);
+    }
   }
   return next;
 }
@@ -155,6 +235,14 @@ static int litex_sim_initialize_all(void **sim, void *base)
 
   for(mli = ml; mli; mli=mli->next)
   {
+    /* the clocks are this loop's own (step_clocks) */
+    if(!strcmp(mli->name, "clocker") || !strcmp(mli->name, "fpgatest_dutclk"))
+    {
+      ret = !strcmp(mli->name, "clocker") ? add_clocker(mli, plist) : add_dut_clocks(mli, plist);
+      if(RC_OK != ret)
+        goto out;
+      continue;
+    }
 
     /* Find the module in the external module */
     pmlist = NULL;
@@ -176,15 +264,6 @@ static int litex_sim_initialize_all(void **sim, void *base)
       goto out;
     }
     memset(slist, 0, sizeof(struct session_list_s));
-
-    if(!strcmp(mli->name, "clocker") && RC_OK != (ret = add_clock(mli->args)))
-    {
-      goto out;
-    }
-    if(!strcmp(mli->name, "fpgatest_dutclk") && RC_OK != (ret = add_dut_clocks(mli->args)))
-    {
-      goto out;
-    }
 
     slist->tickfirst = mli->tickfirst;
     slist->module = pmlist->module;
@@ -269,7 +348,6 @@ static void cb(int sock, short which, void *arg)
     }
 
     litex_sim_eval(vsim, sim_time_ps);
-    litex_sim_dump();
 
     for(s = sesslist; s; s=s->next)
     {
@@ -277,7 +355,7 @@ static void cb(int sock, short which, void *arg)
         s->module->tick(s->session, sim_time_ps);
     }
 
-    sim_time_ps = nclocks ? next_edge_ps(sim_time_ps) : sim_time_ps + timebase_ps;
+    sim_time_ps = nclocks ? step_clocks() : sim_time_ps + timebase_ps;
 
     if (litex_sim_got_finish()) {
         event_base_loopbreak(base);
