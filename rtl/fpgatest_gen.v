@@ -201,7 +201,7 @@ wire [8*128-1:0] tpl_src = {
     48'd0};
 
 // stage F0: a one-hot token, bit k set at prep_cnt k, picks byte k: of every group of eight source
-// bytes, the token's byte or zero (AND-OR: no decoder, every token bit drives one byte's gates)
+// bytes, the token's byte or zero (AND-OR: no decoder; Verilator skips it without a token: all zero)
 reg  [127:0] fill_token_reg;
 reg  [127:0] fill_lane_reg;        // 16 bytes, the group of byte 8g in bits [8g +: 8]
 reg  [127:0] fill_lane_next;
@@ -211,7 +211,7 @@ reg  [6:0]   fill_seg_base_reg;    // written at this offset
 integer g, j;
 always @(*) begin
     fill_lane_next = 128'd0;
-    for (g = 0; g < 16; g = g + 1)
+    `ifdef VERILATOR if (fill_token_reg != 128'd0) `endif for (g = 0; g < 16; g = g + 1)
         for (j = 0; j < 8; j = j + 1)
             fill_lane_next[8*g +: 8] = fill_lane_next[8*g +: 8]
                                      | ({8{fill_token_reg[8*g + j]}} & tpl_src[8 * (127 - 8*g - j) +: 8]);

@@ -182,13 +182,12 @@ def ns_to_lat_units(ns: float) -> int:
     return round(ns * LAT_UNITS_PER_TICK / TICK_NS)
 
 
-def _wait_while(busy, timeout_s: float, poll_s: float, what: str) -> None:
-    """Poll busy() every poll_s until it is false; TimeoutError "<what> after <timeout_s> s" past the bound."""
-    deadline = time.monotonic() + timeout_s
-    while busy():
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"{what} after {timeout_s} s")
-        time.sleep(poll_s)
+# A wait on the device gives up when the tester's time stands still this long (wall seconds): the
+# device is not running. Its bounds are in the tester's time, which on the twin is simulated: a slow
+# machine makes a wait longer, not wrong.
+STALL_S = 30.0
+# how often a long wait looks at the tester's time (wall seconds)
+STALL_CHECK_S = 1.0
 
 
 class Tester:
@@ -307,7 +306,8 @@ class Tester:
 
     def stop(self, port: int, timeout_s: float = 600.0) -> None:
         """Stop the port's generator and wait for the run's end: it sends the frame on the wire and
-        counts the gap after it (long at a low rate) first, and takes no start until then."""
+        counts the gap after it (long at a low rate) first, and takes no start until then (timeout_s:
+        the tester's time, wait_while)."""
         self.dev.pulse(f"port{port}_control", "stop")
         if self.has(port, "tx"):
             self.wait_idle(port, timeout_s)
@@ -316,34 +316,63 @@ class Tester:
         return bool(self.dev.read(f"port{port}_stat_tx_busy"))
 
     def wait_idle(self, port: int, timeout_s: float = 600.0) -> None:
-        _wait_while(lambda: self.busy(port), timeout_s, 0.02, f"port {port} still sending")
+        """Wait for the port's run to end; timeout_s is the tester's time (wait_while)."""
+        self.wait_while(lambda: self.busy(port), timeout_s, 0.02, f"port {port} still sending")
 
     def clear(self) -> None:
         self.dev.pulse("tester_control", "clear")
 
     def flush(self, port: int, timeout_s: float = 10.0) -> None:
         self.dev.pulse(f"port{port}_control", "flush")
-        _wait_while(lambda: self.dev.read(f"port{port}_stat_seq_busy"), timeout_s, 0.01,
-                    f"port {port}: sequence tracker still busy")
+        self.wait_while(lambda: self.dev.read(f"port{port}_stat_seq_busy"), timeout_s, 0.01,
+                        f"port {port}: sequence tracker still busy")
 
     def now_ticks(self) -> int:
         self.dev.pulse("tester_control", "snapshot")
         return self.dev.read("tester_time")
 
-    def wait_ticks(self, ticks: int, timeout_s: float | None = None) -> int:
+    def _elapsed(self, start: int, now: int) -> int:
+        if now < start:
+            raise RuntimeError(f"the tester's time went back ({start} -> {now} ticks): not an fpgatest answering")
+        return now - start
+
+    def wait_while(self, busy, timeout_s: float, poll_s: float, what: str) -> None:
+        """Poll busy() every poll_s until it is false. TimeoutError "<what> after <timeout_s> s of tester
+        time" when that much of the tester's time passes first (on the twin simulated time, as the
+        device's own run is: a slow machine takes longer, not more), or "<what>: the tester's time
+        stood still for STALL_S s" when the device's clock stops (the device is not running). The
+        time is read only by a wait that is still busy after its first look, every STALL_CHECK_S."""
+        if not busy():
+            return
+        start = seen = self.now_ticks()
+        seen_at = checked_at = time.monotonic()
+        limit = round(timeout_s / (TICK_NS * 1e-9))
+        while busy():
+            time.sleep(poll_s)
+            if time.monotonic() - checked_at < STALL_CHECK_S:
+                continue
+            now, checked_at = self.now_ticks(), time.monotonic()
+            if self._elapsed(start, now) > limit:
+                raise TimeoutError(f"{what} after {timeout_s:g} s of tester time")
+            if now != seen:
+                seen, seen_at = now, checked_at
+            elif checked_at - seen_at > STALL_S:
+                raise TimeoutError(f"{what}: the tester's time stood still for {STALL_S:g} s")
+
+    def wait_ticks(self, ticks: int) -> int:
         """Wait until `ticks` of tester time have passed (simulated time on the twin); returns the end time.
-        Gives up after timeout_s of wall time (default: 60 s plus a hundred times the wait)."""
-        limit = timeout_s if timeout_s is not None else 60.0 + 100 * ticks * TICK_NS * 1e-9
-        deadline = time.monotonic() + limit
-        start = self.now_ticks()
+        TimeoutError when the tester's time stands still for STALL_S (the device is not running)."""
+        start = seen = self.now_ticks()
+        seen_at = time.monotonic()
         while True:
             now = self.now_ticks()
-            if now - start >= ticks:
+            if self._elapsed(start, now) >= ticks:
                 return now
-            if now < start:
-                raise RuntimeError(f"the tester's time went back ({start} -> {now} ticks): not an fpgatest answering")
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"tester time advanced {now - start} of {ticks} ticks in {limit:.0f} s")
+            if now != seen:
+                seen, seen_at = now, time.monotonic()
+            elif time.monotonic() - seen_at > STALL_S:
+                raise TimeoutError(f"tester time advanced {now - start} of {ticks} ticks, then stood still for "
+                                   f"{STALL_S:g} s")
             left_s = (ticks - (now - start)) * TICK_NS * 1e-9
             time.sleep(min(0.2, max(0.005, left_s / 4)))
 

@@ -433,3 +433,34 @@ def test_an_existing_output_file_is_replaced_not_refused(tmp_path):
     with pytest.raises(UserError, match="exists and is not a directory"):
         check_writable(existing, "directory")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["calibration.json"], "probing leaves nothing"
+
+
+def test_a_slow_device_is_waited_for_a_stopped_one_is_not(monkeypatch):
+    """The waits on the device count the tester's time: a device whose clock crawls (a twin on a loaded
+    machine) is waited for as long as its time moves, past STALL_S of wall time; one whose time stands
+    still for STALL_S is given up on, and so is a run still busy after the bound in the tester's time."""
+    import itertools
+    import time
+
+    from fpgatest import tester as tester_module
+    from fpgatest.tester import Tester
+
+    monkeypatch.setattr(tester_module, "STALL_S", 0.3)
+    monkeypatch.setattr(tester_module, "STALL_CHECK_S", 0.05)
+    t = Tester.__new__(Tester)              # no device: the waits read only the time and busy()
+    crawl = itertools.count(0, 1)           # a tick of tester time at each look
+    t.now_ticks = lambda: next(crawl)
+    busy_until = time.monotonic() + 1.0     # three times STALL_S of wall time
+    t.wait_while(lambda: time.monotonic() < busy_until, 1.0, 0.01, "port 0 still sending")
+    assert time.monotonic() >= busy_until
+    assert t.wait_ticks(5) >= 5
+    t.now_ticks = lambda: 7
+    with pytest.raises(TimeoutError, match="port 0 still sending: the tester's time stood still for 0.3 s"):
+        t.wait_while(lambda: True, 1.0, 0.01, "port 0 still sending")
+    with pytest.raises(TimeoutError, match="advanced 0 of 5 ticks, then stood still for 0.3 s"):
+        t.wait_ticks(5)
+    fast = itertools.count(0, 10 ** 8)      # 0.8 s of tester time at each look
+    t.now_ticks = lambda: next(fast)
+    with pytest.raises(TimeoutError, match="port 0 still sending after 1 s of tester time"):
+        t.wait_while(lambda: True, 1.0, 0.01, "port 0 still sending")
+    t.wait_while(lambda: False, 1.0, 0.01, "not busy: no look at the time")

@@ -53,30 +53,41 @@ def issue_twin_tree(out_dir: Path) -> Path:
     return tree
 
 
+def issue_run(tree: Path, what: str, *args: str) -> str:
+    """python *args in the issue's tree, with its own host, sim and boards; its stdout."""
+    env = {k: v for k, v in os.environ.items() if k != "FPGATEST_ROOT"}
+    env["PYTHONPATH"] = os.pathsep.join(str(tree / d) for d in ("host", "sim", "."))
+    done = subprocess.run([sys.executable, *args], cwd=tree, env=env, capture_output=True, text=True)
+    if done.returncode:
+        tail = (done.stdout + done.stderr).strip().splitlines()[-5:]
+        raise RuntimeError(f"the issue's twin ({ISSUE_TWIN_COMMIT[:7]}) failed {what}: " + " / ".join(tail))
+    return done.stdout
+
+
 def issue_speed(tree: Path, seconds: float) -> dict:
     """One round of the issue's twin, built and measured by its own bench script (its first run builds
     it, in tree/build/twin): idle, and both ports sending 64-byte frames at line rate; then its snapshot,
     with its own host and twin, timed as today's (snapshot_cost's text run there)."""
-    env = {k: v for k, v in os.environ.items() if k != "FPGATEST_ROOT"}
-    env["PYTHONPATH"] = os.pathsep.join(str(tree / d) for d in ("host", "sim", "."))
-
-    def run(what: str, *args: str) -> str:
-        done = subprocess.run([sys.executable, *args], cwd=tree, env=env, capture_output=True, text=True)
-        if done.returncode:
-            tail = (done.stdout + done.stderr).strip().splitlines()[-5:]
-            raise RuntimeError(f"the issue's twin ({ISSUE_TWIN_COMMIT[:7]}) failed {what}: " + " / ".join(tail))
-        return done.stdout
-
     out = tree / "build" / "bench" / "round.json"
-    run("its bench", "-m", "sim.bench.twin_speed", "--out", str(out), "--seconds", str(seconds))
+    issue_run(tree, "its bench", "-m", "sim.bench.twin_speed", "--out", str(out), "--seconds", str(seconds))
     report = json.loads(out.read_text())
     script = "\n".join(["import json, time", "from boards import twin", "from fpgatest.driver import Device",
                          "from fpgatest.tester import Tester", inspect.getsource(snapshot_cost),
                          "with twin.running() as (url, csr), Device(url, csr) as dev:",
                          "    print(json.dumps(snapshot_cost(dev, Tester(dev))))"])
-    snapshot = json.loads(run("its snapshot", "-c", script).strip().splitlines()[-1])
+    snapshot = json.loads(issue_run(tree, "its snapshot", "-c", script).strip().splitlines()[-1])
     return {"idle": report["idle"], "line_rate": {**report["line_rate_both_ports"], "senders": [0, 1]},
             "register_read_ms": report["register_read_ms"], **snapshot}
+
+
+def issue_instructions(tree: Path, seconds: float) -> dict:
+    """instruction_cost of the issue's twin (built by issue_speed), idle and at line rate, with its own
+    host: instruction_cost's text run there."""
+    script = "\n".join(["import json, time", "from boards import twin", "from fpgatest.driver import Device",
+                         "from fpgatest.tester import Stream, Tester", inspect.getsource(instruction_cost),
+                         f"print(json.dumps({{state: instruction_cost(twin.BUILD_DIR, {seconds}, state == 'line_rate')"
+                         " for state in ('idle', 'line_rate')}))"])
+    return json.loads(issue_run(tree, "its instruction count", "-c", script).strip().splitlines()[-1])
 
 
 def measure(tester: Tester, seconds: float) -> dict:
@@ -111,6 +122,56 @@ def speed(build_dir: Path, variant: str, etherbone: bool, seconds: float) -> dic
         read_ms = (time.monotonic() - start) / 20 * 1000
         cost = snapshot_cost(dev, t)
     return {"idle": idle, "line_rate": {**busy, "senders": senders}, "register_read_ms": read_ms, **cost}
+
+
+def instruction_cost(build_dir, seconds: float, busy: bool) -> float:
+    """CPU instructions the twin built in build_dir executes per tester clock cycle, idle or with every
+    port that has a generator sending 64-byte frames at line rate: counted by valgrind's callgrind, so
+    the figure is the same on a loaded machine and on a quiet one (wall-clock rates here move by 10 to
+    50 % with the machine's load; this moves by well under 1 %). The counting runs from one toggle to
+    the other and the tester's time is read after each, so both windows start and end a register
+    read after a toggle. The issue's twin runs this function's text in its tree (issue_speed)."""
+    import re
+    import socket
+    import subprocess
+    import tempfile
+    from pathlib import Path
+
+    port = twin.free_port()
+    cmd, cwd = twin.command(port, Path(build_dir))
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "callgrind.out"
+        proc = subprocess.Popen(["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}",
+                                 *cmd], cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                start_new_session=True)
+        try:
+            deadline = time.monotonic() + 300
+            while True:
+                try:
+                    socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                    break
+                except OSError:
+                    if time.monotonic() > deadline or proc.poll() is not None:
+                        raise RuntimeError("the twin did not start under valgrind")
+                    time.sleep(0.5)
+            time.sleep(0.5)
+            with Device(f"socket://127.0.0.1:{port}", Path(build_dir) / "csr.json") as dev:
+                t = Tester(dev)
+                if busy:
+                    for p in range(t.n_ports):
+                        if t.has(p, "tx"):
+                            t.configure(p, Stream(proto="ipv4", size=64))
+                            t.start(p)
+                subprocess.run(["callgrind_control", "-i", "on", str(proc.pid)], check=True, capture_output=True)
+                first = t.now_ticks()
+                time.sleep(seconds)
+                subprocess.run(["callgrind_control", "-i", "off", str(proc.pid)], check=True, capture_output=True)
+                ticks = t.now_ticks() - first
+        finally:
+            proc.terminate()
+            proc.wait()
+        total = int(re.search(r"^totals: (\d+)", out.read_text(), re.M).group(1))
+    return total / ticks
 
 
 def snapshot_cost(dev, tester) -> dict:
@@ -150,6 +211,9 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=5.0, help="wall-clock seconds per measurement")
     parser.add_argument("--rounds", type=int, default=3,
                         help="measurements of each build, taken in turn (the machine's load drifts)")
+    parser.add_argument("--count-seconds", type=float, default=10.0,
+                        help="wall-clock seconds of each instruction count under valgrind (about 12,000 "
+                             "tester cycles a second there)")
     args = parser.parse_args()
     # (build directory, variant, Etherbone): the full twin in the twin's build and in LiteX's, the
     # default twin, the full twin with Etherbone
@@ -190,6 +254,21 @@ def main() -> int:
                          for flow in builds}}
     m = report["median"]
     report["speedup_over_litex"] = speedup(m["twin"], m["litex"])
+    # instructions per tester cycle (callgrind): the same on any machine and under any load
+    counts = {}
+    if shutil.which("valgrind"):
+        for flow in ("twin", "default"):
+            counts[flow] = {state: instruction_cost(builds[flow][0], args.count_seconds, state == "line_rate")
+                            for state in ("idle", "line_rate")}
+        if issue_tree:
+            counts["issue_twin"] = issue_instructions(issue_tree, args.count_seconds)
+        report["instructions_per_cycle"] = counts
+        if "issue_twin" in counts:
+            report["instructions_over_issue_twin"] = {
+                flow: {state: counts["issue_twin"][state] / counts[flow][state] for state in counts[flow]}
+                for flow in ("twin", "default")}
+    else:
+        report["instructions_per_cycle"] = {"skipped": "valgrind is not installed"}
     if issue_runs:
         issue = medians(issue_runs, BUS_FIGURES)
         report["issue_twin"] = {"commit": ISSUE_TWIN_COMMIT, "runs": issue_runs, "median": issue}
@@ -219,6 +298,13 @@ def main() -> int:
         for flow, label in (("twin", "full twin"), ("default", "default twin")):
             x = report["speedup_over_issue_twin"][flow]
             print(f"{label} against the issue's twin: {x['idle']:.2f}x idle, {x['line_rate']:.2f}x at line rate")
+    labels = {"twin": "full twin", "default": "default twin", "issue_twin": "the issue's twin"}
+    for flow, count in counts.items():
+        print(f"{labels[flow]}: {count['idle']:,.0f} instructions per tester cycle idle, {count['line_rate']:,.0f} "
+              f"at line rate (callgrind)"
+              + (f"; {report['instructions_over_issue_twin'][flow]['idle']:.2f}x / "
+                 f"{report['instructions_over_issue_twin'][flow]['line_rate']:.2f}x fewer than the issue's twin"
+                 if flow in report.get("instructions_over_issue_twin", {}) else ""))
     print(f"wrote {args.out}")
     return 0
 

@@ -466,3 +466,18 @@ def test_a_build_for_another_cpu_is_built_again(tmp_path):
     # a marker from before the variants (the full twin, unnamed) is built again
     marker.write_text(json.dumps({"build_id": 1, "flow": "twin", "cpu": twin.cpu()}))
     assert not twin.up_to_date(tmp_path) and not twin.up_to_date(tmp_path, "full")
+
+
+def test_no_step_is_skipped_that_the_model_acts_on(board_twin_link, tmp_path):
+    """The main loop (sim/twin/core/sim.c) takes no time step for a falling edge of a RISING_ONLY clock:
+    sound while nothing in the model acts on that edge. The twin's model acts on sys_clk at its rising
+    edge only (the build checked it), and a model that acted on its falling edge too is refused: the
+    check reads Verilator's own trigger list, here with one trigger turned to the falling edge."""
+    from boards import twin
+
+    obj_dir = twin.BUILD_DIR / "gateware" / "obj_dir"
+    twin.check_rising_only(obj_dir)
+    source = next(p for p in sorted(obj_dir.glob("Vsim___024root*.cpp")) if "@(posedge sys_clk)" in p.read_text())
+    (tmp_path / source.name).write_text(source.read_text().replace("@(posedge sys_clk)", "@(negedge sys_clk)"))
+    with pytest.raises(RuntimeError, match=r"acts on sys_clk at @\(negedge sys_clk\)"):
+        twin.check_rising_only(tmp_path)
