@@ -147,7 +147,7 @@ class _CRG(LiteXModule):
         self.cd_por = ClockDomain(reset_less=True)
         sys_clk = platform.request("sys_clk")
         dut = platform.request("dutclk")
-        # set once, before the first edge, when the module is loaded; a flip-flop for the same reason
+        # dutclk.own: set by the main loop before the first edge with --dut-ppm; a flip-flop for the same reason
         self.own_clocks = Signal()
         por_count = Signal(max=POR_CLOCKS + 1, reset=POR_CLOCKS)
         por = Signal()

@@ -340,18 +340,20 @@ class Tester:
         """Poll busy() every poll_s until it is false. TimeoutError "<what> after <timeout_s> s of tester
         time" when that much of the tester's time passes first (on the twin simulated time, as the
         device's own run is: a slow machine takes longer, not more), or "<what>: the tester's time
-        stood still for STALL_S s" when the device's clock stops (the device is not running). The
-        time is read only by a wait that is still busy after its first look, every STALL_CHECK_S."""
-        if not busy():
-            return
-        start = seen = self.now_ticks()
-        seen_at = checked_at = time.monotonic()
+        stood still for STALL_S s" when the device's clock stops (the device is not running).
+        Reading the time latches every port's counters (now_ticks), so only a wait still busy after
+        STALL_CHECK_S of wall time reads it, then every STALL_CHECK_S, counting from that first
+        reading: a short wait leaves what the last snapshot latched as it was."""
+        start = seen = None
+        checked_at = time.monotonic()
         limit = round(timeout_s / (TICK_NS * 1e-9))
         while busy():
             time.sleep(poll_s)
             if time.monotonic() - checked_at < STALL_CHECK_S:
                 continue
             now, checked_at = self.now_ticks(), time.monotonic()
+            if start is None:
+                start, seen, seen_at = now, now, checked_at
             if self._elapsed(start, now) > limit:
                 raise TimeoutError(f"{what} after {timeout_s:g} s of tester time")
             if now != seen:
