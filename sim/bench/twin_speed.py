@@ -128,9 +128,10 @@ def instruction_cost(build_dir, seconds: float, busy: bool) -> float:
     """CPU instructions the twin built in build_dir executes per tester clock cycle, idle or with every
     port that has a generator sending 64-byte frames at line rate: counted by valgrind's callgrind, so
     the figure is the same on a loaded machine and on a quiet one (wall-clock rates here move by 10 to
-    50 % with the machine's load; this moves by well under 1 %). The counting runs from one toggle to
-    the other and the tester's time is read after each, so both windows start and end a register
-    read after a toggle. The issue's twin runs this function's text in its tree (issue_speed)."""
+    50 % with the machine's load; this by about 0.5 %). The counting runs from one toggle to the other
+    and the tester's time is read after each, so both windows start and end a register read after a
+    toggle. The issue's twin runs this function's text in its tree (issue_instructions): what it needs
+    beyond twin, Device, Stream, Tester and time is imported here."""
     import re
     import socket
     import subprocess
