@@ -23,6 +23,7 @@ of their own that forwards IPv4 and IPv6 between them: the kernel is the device 
 import argparse
 import contextlib
 import fcntl
+import hashlib
 import json
 import math
 import os
@@ -441,13 +442,21 @@ SOURCES = [*rtl_files(), *sorted((ROOT / "sim" / "models").glob("*.v")),
            Path(__file__), ROOT / "boards" / "colorlight.py", ROOT / "boards" / "colorlight_5a_75b.py"]
 
 
-def cpu() -> str:
-    """This machine's CPU model: the twin's build is compiled for it (-march=native)."""
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.partition(":")[2].strip()
-    return platform.machine()
+def cpu(cpuinfo: str | None = None) -> str:
+    """This machine's CPU (or that of cpuinfo, a /proc/cpuinfo text): its model and its instruction set
+    (a hash of its flags), as the twin's build is compiled for it (-march=native): a model name such as
+    "AMD EPYC" covers CPUs with and without instructions the compiler may use."""
+    if cpuinfo is None:
+        with contextlib.suppress(OSError):
+            cpuinfo = Path("/proc/cpuinfo").read_text()
+    fields = {}
+    for line in (cpuinfo or "").splitlines():
+        key, _, value = line.partition(":")
+        fields.setdefault(key.strip(), value.strip())
+    if "model name" not in fields:
+        return platform.machine()
+    flags = " ".join(sorted(fields.get("flags", "").split()))
+    return f"{fields['model name']} (flags {hashlib.sha256(flags.encode()).hexdigest()[:8]})"
 
 
 def up_to_date(build_dir: Path = BUILD_DIR, variant: str = "board", etherbone: bool = False) -> bool:

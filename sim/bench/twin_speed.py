@@ -141,10 +141,10 @@ def instruction_cost(build_dir, seconds: float, busy: bool) -> float:
     port = twin.free_port()
     cmd, cwd = twin.command(port, Path(build_dir))
     with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "callgrind.out"
+        out, log = Path(tmp) / "callgrind.out", Path(tmp) / "valgrind.log"
         proc = subprocess.Popen(["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}",
-                                 *cmd], cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                start_new_session=True)
+                                 f"--log-file={log}", *cmd], cwd=cwd, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, start_new_session=True)
         try:
             deadline = time.monotonic() + 300
             while True:
@@ -153,7 +153,11 @@ def instruction_cost(build_dir, seconds: float, busy: bool) -> float:
                     break
                 except OSError:
                     if time.monotonic() > deadline or proc.poll() is not None:
-                        raise RuntimeError("the twin did not start under valgrind")
+                        text = log.read_text(errors="replace") if log.exists() else ""
+                        said = [line.partition("== ")[2] for line in text.splitlines()
+                                if "nrecognised instruction" in line]
+                        raise RuntimeError(f"the twin in {build_dir} did not start under valgrind"
+                                           + (f": {said[0]}" if said else ""))
                     time.sleep(0.5)
             time.sleep(0.5)
             with Device(f"socket://127.0.0.1:{port}", Path(build_dir) / "csr.json") as dev:

@@ -453,6 +453,10 @@ def test_a_build_for_another_cpu_is_built_again(tmp_path):
     assert twin.up_to_date(tmp_path)
     marker.write_text(json.dumps({**board, "cpu": "a CPU this is not"}))
     assert not twin.up_to_date(tmp_path)
+    # the same model name with another instruction set is another CPU (one "AMD EPYC" has AVX-512)
+    info = "processor\t: 0\nmodel name\t: AMD EPYC\nflags\t\t: fpu sse2 avx2{}\n\nprocessor\t: 1\n"
+    assert twin.cpu(info.format("")) != twin.cpu(info.format(" avx512f")) != twin.cpu()
+    assert twin.cpu(info.format(" avx512f")).startswith("AMD EPYC")
     # nor is the board's twin the full one (boards.twin --full), or the other way
     marker.write_text(json.dumps({**board, "cpu": twin.cpu()}))
     assert twin.up_to_date(tmp_path) and not twin.up_to_date(tmp_path, "full")
