@@ -594,7 +594,7 @@ def serve(port: int | None, build_dir: Path, linux: str | None, for_tool: bool, 
     def write_capture():
         if taps:
             frames = taps.collect(capture)
-            print(f"fpgatest twin: {frames} frames captured to {capture}", file=sys.stderr, flush=True)
+            print(f"fpgatest twin: {taps.outcome(frames, capture)}", file=sys.stderr, flush=True)
 
     def say(**fields):
         if for_tool:
@@ -605,7 +605,7 @@ def serve(port: int | None, build_dir: Path, linux: str | None, for_tool: bool, 
             print(f"fpgatest twin: UARTBone on {fields['url']}  (csr: {fields['csr']})"
                   + (f"; ports through the kernel ({linux}) in network namespace {netns_name(port)}: "
                      f"{', '.join(tap_names(port))}" if linux else "")
-                  + (f"; capturing its wires to {capture} (written when it stops)" if capture else ""), flush=True)
+                  + (f"; capturing its wires to {capture} ({capture_when(capture)})" if capture else ""), flush=True)
 
     port = port or free_port()
     variant = variant_of(variant, etherbone, linux)
@@ -623,7 +623,7 @@ def serve(port: int | None, build_dir: Path, linux: str | None, for_tool: bool, 
                 running(port, build_dir, log=log, linux=linux, variant=variant, etherbone=etherbone,
                         dut_ppm=dut_ppm, on_exit=write_capture) as (url, csr):
             if capture:
-                taps = start_capture(url, csr, run_directory(build_dir, port))
+                taps = start_capture(url, csr, run_directory(build_dir, port), capture)
             say(url=url, csr=str(csr))
             while not done.wait(0.5):
                 pass
@@ -642,7 +642,14 @@ def refuse_capture(capture: Path | None) -> None:
         raise RuntimeError(f"--capture {capture}: not a file in a writable directory")
 
 
-def start_capture(url: str, csr: Path, run_dir: Path):
+def capture_when(capture: Path) -> str:
+    """When the twin's own capture is written: as the frames come (a named pipe) or when it stops."""
+    from fpgatest.capture import is_pipe
+
+    return "live, as the frames come" if is_pipe(capture) else "written when it stops"
+
+
+def start_capture(url: str, csr: Path, run_dir: Path, capture_target: Path | None = None):
     """Turn on the capture taps of the twin at url (running in run_dir) for the whole of its run, and
     release the bus at once (the twin serves one client at a time). Returns the capture, for its
     collect() once the twin has stopped."""
@@ -654,7 +661,7 @@ def start_capture(url: str, csr: Path, run_dir: Path):
     try:
         with Device(url, csr) as dev:
             capture = TwinCapture(Tester(dev), run_dir)
-            capture.start()
+            capture.start(capture_target)
     except (MapError, LinkError) as err:
         raise RuntimeError(f"--capture: {err}") from None
     return capture

@@ -275,7 +275,8 @@ def launched_twin(options: list[str]):
 @contextlib.contextmanager
 def _captured(tester, args, csr: Path, url: str):
     """--capture FILE: the twin's taps on from here to the end of the command (however it ends), then
-    FILE written as pcapng. The taps write into the run directory of the twin at url (twin_run_dir)."""
+    FILE written as pcapng (a named pipe: written as the frames come). The taps write into the run
+    directory of the twin at url (twin_run_dir)."""
     target = getattr(args, "capture", None)
     if not target:
         yield tester
@@ -283,12 +284,12 @@ def _captured(tester, args, csr: Path, url: str):
     from fpgatest.capture import TwinCapture
 
     capture = TwinCapture(tester, twin_run_dir(csr, url))
-    capture.start()
+    capture.start(Path(target))
     try:
         yield tester
     finally:
         frames = capture.stop(Path(target))
-        print(f"fpgatest: {frames} frames captured to {target}", file=sys.stderr)
+        print(f"fpgatest: {capture.outcome(frames, Path(target))}", file=sys.stderr)
 
 
 def is_twin(args) -> bool:
@@ -1095,7 +1096,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="measure even when a port's PHY reports no link at 1000 Mb/s full duplex (experts)")
     common.add_argument("--capture", default=None, metavar="FILE",
                         help="twin only: write every frame on both ports' wires, both directions, to FILE as "
-                             "pcapng (timestamps: the tester's clock, ns)")
+                             "pcapng (timestamps: the tester's clock, ns); a named pipe is written live "
+                             "(mkfifo PIPE; wireshark -k -i PIPE)")
     common.add_argument("--dut", action="append", metavar="KEY=VALUE",
                         help="twin only: set the switch model first, e.g. latency_ns=2000, rate_mbps=500, "
                              "buffer_bytes=16384, cut_through=1 (repeatable)")

@@ -3,10 +3,14 @@
 against the tester's own records, and opened with tshark as a user's Wireshark would."""
 
 import csv
+import os
 import re
+import stat
 import struct
 import subprocess
 import sys
+import threading
+import time
 import zlib
 from decimal import Decimal
 from pathlib import Path
@@ -226,3 +230,125 @@ def test_a_capture_leaves_out_a_frame_the_twin_had_not_ended(tmp_path):
     assert capture.collect(tmp_path / "c.pcapng") == 2
     assert [(p.sniffed_on, bytes(p)) for p in PcapNgReader(str(tmp_path / "c.pcapng"))] == \
         [("port0", b"\xcd" * 64), ("port1", b"\x01" * 64)]
+
+
+# ---- live captures: a named pipe, as Wireshark's `-k -i PIPE` reads one ----------------------------
+
+class PipeReader(threading.Thread):
+    """Reads a named pipe as Wireshark would, as it comes; `blocks()` parses what has arrived."""
+
+    def __init__(self, path: Path, keep_open: bool = True):
+        super().__init__(daemon=True)
+        self.path, self.keep_open, self.data, self.eof = path, keep_open, bytearray(), threading.Event()
+
+    def run(self):
+        with open(self.path, "rb", buffering=0) as f:
+            while chunk := f.read(1 << 16):
+                self.data += chunk
+                if not self.keep_open and self.blocks():       # the header read: the reader goes away
+                    break
+        self.eof.set()
+
+    def blocks(self) -> list[int]:
+        """The types of the whole pcapng blocks read so far (little-endian: what fpgatest writes)."""
+        types, pos, data = [], 0, bytes(self.data)
+        while pos + 8 <= len(data):
+            kind, length = struct.unpack("<II", data[pos:pos + 8])
+            if pos + length > len(data):
+                break
+            types.append(kind)
+            pos += length
+        return types
+
+    def packets(self, tmp_path: Path) -> list[tuple]:
+        path = tmp_path / "from-pipe.pcapng"
+        path.write_bytes(bytes(self.data))
+        return [(p.sniffed_on, p.direction, int(p.time * 10**9), bytes(p)) for p in PcapNgReader(str(path))]
+
+
+EPB = 6     # pcapng's enhanced packet block
+
+
+def test_a_live_capture_to_a_pipe_has_every_frame(twin_link, tmp_path, capsys):
+    """--capture PIPE: the frames written to the named pipe as they come, read by a reader that opened
+    it before the command started; the stream holds every frame port 0 sent and port 1 received (as
+    many as the counters say), every FCS good, port 1's frames port 0's in order, each later by the
+    switch's one latency (no dither); tshark reads it. The pipe is still a pipe after (a file
+    capture's rename would have replaced it)."""
+    url, csr = twin_link
+    pipe = tmp_path / "wire.pipe"
+    os.mkfifo(pipe)
+    reader = PipeReader(pipe)
+    reader.start()
+    run = ["run", "--url", url, "--csr", str(csr), "--calibration", "none", "--size", "200", "--duration", "0.002",
+           "--interval", "0.001", "--dut", "dither=0"]
+    assert main([*run, "--capture", str(pipe)]) == 0
+    err = capsys.readouterr().err
+    assert reader.eof.wait(30) and stat.S_ISFIFO(pipe.stat().st_mode)
+    frames = int(re.search(r"(\d+) frames captured to .* \(live\)", err).group(1))
+    packets = reader.packets(tmp_path)
+    assert len(packets) == frames > 1000
+    with Device(url, csr) as dev:
+        ports = Tester(dev).snapshot()["ports"]
+    counts = [sum(1 for p in packets if p[:2] == side) for side in (("port0", 2), ("port1", 1))]
+    assert counts == [ports[0]["tx_frames"], ports[1]["rx_frames"]] and counts[0] == counts[1]
+    assert {len(p[3]) for p in packets} == {200}
+    assert all(struct.unpack("<I", b[-4:])[0] == zlib.crc32(b[:-4]) for *_, b in packets)
+    # port 1's frames are port 0's, in order, each later by the switch's latency
+    sent = [p for p in packets if p[0] == "port0"]
+    got = [p for p in packets if p[0] == "port1"]
+    assert [p[3] for p in sent] == [p[3] for p in got]
+    assert len({g[2] - s[2] for s, g in zip(sent, got)}) == 1
+    rows = tshark(tmp_path / "from-pipe.pcapng", "-T", "fields", "-e", "eth.fcs.status", "-e", "udp.checksum.status")
+    assert len(rows) == frames and all(r == [GOOD, GOOD] for r in rows)
+
+
+def test_a_live_capture_without_a_reader_or_whose_reader_leaves_ends_the_command_well(twin_link, tmp_path, capsys):
+    """A pipe no one reads, and a reader that goes away after the header: the command runs to its end
+    (exit 0) and says what became of the capture in one line; nothing waits for a reader."""
+    url, csr = twin_link
+    pipe = tmp_path / "wire.pipe"
+    os.mkfifo(pipe)
+    run = ["run", "--url", url, "--csr", str(csr), "--calibration", "none", "--duration", "0.001",
+           "--interval", "0.001", "--capture", str(pipe)]
+    assert main(run) == 0
+    assert "fpgatest: live capture to" in (err := capsys.readouterr().err) and "(no reader opened the pipe)" in err
+    reader = PipeReader(pipe, keep_open=False)
+    reader.start()
+    assert main(run) == 0
+    err = capsys.readouterr().err
+    assert re.search(r"live capture to .* ended early \(Broken pipe\): \d+ frames written", err), err
+    assert reader.eof.is_set() and reader.blocks()[:3] == [0x0A0D0D0A, 1, 1]   # its header: SHB, two IDBs
+
+
+def test_the_twins_own_live_capture_has_a_commands_frames_while_it_runs(tmp_path):
+    """python -m boards.twin --run --capture PIPE: a reader of the pipe has every frame of a command
+    soon after the command ends, while the twin still runs (written as they come, not when it stops)."""
+    from boards import twin
+
+    port, pipe = twin.free_port(), tmp_path / "life.pipe"
+    os.mkfifo(pipe)
+    url, csr = f"socket://127.0.0.1:{port}", twin.BUILD_DIR / "csr.json"
+    proc = subprocess.Popen([sys.executable, "-m", "boards.twin", "--run", "--port", str(port), "--capture", str(pipe)],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    reader = PipeReader(pipe)
+    reader.start()
+    try:
+        assert f"; capturing its wires to {pipe} (live, as the frames come)" in proc.stdout.readline()
+        assert main(["run", "--url", url, "--csr", str(csr), "--calibration", "none", "--duration", "0.0005",
+                     "--interval", "0.0005"]) == 0
+        with Device(url, csr) as dev:
+            t = Tester(dev)
+            t.wait_ticks(20_000)
+            ports = t.snapshot()["ports"]
+        expected = ports[0]["tx_frames"] + ports[1]["rx_frames"]
+        deadline = time.monotonic() + 30
+        while reader.blocks().count(EPB) < expected and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert reader.blocks().count(EPB) == expected > 0 and proc.poll() is None
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert reader.eof.wait(10)
+    assert f"{expected} frames captured to {pipe} (live)" in err
