@@ -111,6 +111,8 @@ class TwinCapture:
         until = None
         if self.was_on:     # the taps go on: the frames up to now are this capture's
             until = self.t.now_ticks()
+            if self.live:   # at once: a frame written from here on began after `until`
+                self.live.until = until
         else:
             self.t.dev.write("capture_enable", 0)
         self.t.wait_ticks(SETTLE_TICKS)
@@ -194,7 +196,9 @@ class LiveWriter(threading.Thread):
             self.stream.flush()
             while True:
                 stopping = self.done.wait(POLL_S)
-                self.stream.write(self.capture.take(self.until))
+                frames = self.capture.take()
+                until = self.until      # read after take(): a frame it took from beyond `until` is left out
+                self.stream.write([f for f in frames if until is None or f[0] < until])
                 self.stream.flush()
                 if stopping:
                     break
@@ -210,7 +214,8 @@ class LiveWriter(threading.Thread):
     def finish(self, until: int | None = None, timeout_s: float = 10.0) -> int:
         """End the capture: what the taps added up to `until` written, the pipe closed. Returns the frames
         written; when no reader ever opened the pipe, 0 and `broken` says so."""
-        self.until = until
+        if until is not None:
+            self.until = until
         self.done.set()
         if not self.opened.wait(0.5) and self.is_alive():
             # no reader: open the pipe's reading end here, so that the writer's open returns, and

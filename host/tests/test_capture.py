@@ -249,8 +249,9 @@ class PipeReader(threading.Thread):
                     break
         self.eof.set()
 
-    def blocks(self) -> list[int]:
-        """The types of the whole pcapng blocks read so far (little-endian: what fpgatest writes)."""
+    def blocks(self, whole: list | None = None) -> list[int]:
+        """The types of the whole pcapng blocks read so far (little-endian: what fpgatest writes); whole,
+        if given, gets their bytes."""
         types, pos, data = [], 0, bytes(self.data)
         while pos + 8 <= len(data):
             kind, length = struct.unpack("<II", data[pos:pos + 8])
@@ -258,11 +259,15 @@ class PipeReader(threading.Thread):
                 break
             types.append(kind)
             pos += length
+        if whole is not None:
+            whole.append(data[:pos])
         return types
 
     def packets(self, tmp_path: Path) -> list[tuple]:
-        path = tmp_path / "from-pipe.pcapng"
-        path.write_bytes(bytes(self.data))
+        """The packets of the whole blocks read so far, as scapy reads them."""
+        path, whole = tmp_path / "from-pipe.pcapng", []
+        self.blocks(whole)
+        path.write_bytes(whole[0])
         return [(p.sniffed_on, p.direction, int(p.time * 10**9), bytes(p)) for p in PcapNgReader(str(path))]
 
 
@@ -323,20 +328,24 @@ def test_a_live_capture_without_a_reader_or_whose_reader_leaves_ends_the_command
 
 def test_the_twins_own_live_capture_has_a_commands_frames_while_it_runs(tmp_path):
     """python -m boards.twin --run --capture PIPE: a reader of the pipe has every frame of a command
-    soon after the command ends, while the twin still runs (written as they come, not when it stops)."""
+    soon after the command ends, while the twin still runs (written as they come, not when it stops).
+    The command's own live capture meanwhile (the twin's taps already on) has the frames of its own
+    time: as many as the command sent and received, each also in the twin's."""
     from boards import twin
 
-    port, pipe = twin.free_port(), tmp_path / "life.pipe"
+    port, pipe, mine = twin.free_port(), tmp_path / "life.pipe", tmp_path / "mine.pipe"
     os.mkfifo(pipe)
+    os.mkfifo(mine)
     url, csr = f"socket://127.0.0.1:{port}", twin.BUILD_DIR / "csr.json"
     proc = subprocess.Popen([sys.executable, "-m", "boards.twin", "--run", "--port", str(port), "--capture", str(pipe)],
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    reader = PipeReader(pipe)
+    reader, own = PipeReader(pipe), PipeReader(mine)
     reader.start()
+    own.start()
     try:
         assert f"; capturing its wires to {pipe} (live, as the frames come)" in proc.stdout.readline()
         assert main(["run", "--url", url, "--csr", str(csr), "--calibration", "none", "--duration", "0.0005",
-                     "--interval", "0.0005"]) == 0
+                     "--interval", "0.0005", "--capture", str(mine)]) == 0
         with Device(url, csr) as dev:
             t = Tester(dev)
             t.wait_ticks(20_000)
@@ -346,6 +355,11 @@ def test_the_twins_own_live_capture_has_a_commands_frames_while_it_runs(tmp_path
         while reader.blocks().count(EPB) < expected and time.monotonic() < deadline:
             time.sleep(0.05)
         assert reader.blocks().count(EPB) == expected > 0 and proc.poll() is None
+        assert own.eof.wait(10)
+        frames = own.packets(tmp_path)
+        assert [sum(1 for f in frames if f[:2] == side) for side in (("port0", 2), ("port1", 1))] == \
+            [ports[0]["tx_frames"], ports[1]["rx_frames"]]
+        assert set(frames) <= set(reader.packets(tmp_path))
     finally:
         proc.terminate()
         _, err = proc.communicate(timeout=60)
