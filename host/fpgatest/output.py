@@ -166,8 +166,8 @@ def markdown_table(summary: dict) -> str:
     lines.append("")
     lines.append(f"Latency min/mean/max and the RFC 1242 column: differences of {TICK_NS:g} ns stamps, each "
                  f"± {TICK_NS / 2:g} ns. Drop %: "
-                 "exact, from the sequence numbers; vs line rate: received frames/s against the maximum, ± one "
-                 "frame in the window. "
+                 "exact, from the sequence numbers; vs line rate: received frames/s over the intervals after the "
+                 "first (which begins as the first frame is sent) against the maximum, ± one frame in that window. "
                  "se: statistical standard error from the scatter between sizes (- with two sizes); "
                  f"resolution: the bound the {TICK_NS:g} ns stamps set. Jitter: |latency change| between consecutive "
                  f"frames (RFC 4689), each change a difference of stamps (±{TICK_NS:g} ns per frame pair). "
