@@ -91,13 +91,9 @@ class TwinCapture:
             self.since = self.t.now_ticks()
         else:
             self.t.dev.write("capture_enable", 1)
-        if target is not None and is_pipe(target):
-            self.follow(target)
-
-    def follow(self, target: Path) -> None:
-        """Write the frames to the named pipe target as they come (a thread; the tester is not used)."""
-        self.live = LiveWriter(self, Path(target))
-        self.live.start()
+        if target is not None and is_pipe(target):     # written as the frames come, by a thread of its own
+            self.live = LiveWriter(self, Path(target))
+            self.live.start()
 
     def outcome(self, frames: int, target: Path) -> str:
         """What a capture wrote, for the user: a sentence."""
@@ -122,8 +118,8 @@ class TwinCapture:
         """target written from what the taps added since start() (SFDs from start() to `until`, a tick);
         only whole lines: a frame the twin had not ended when it stopped is left out. A live capture
         ends instead: what is left written, the pipe closed. Returns the frames."""
-        if self.live:
-            return self.live.finish(until)
+        if self.live:       # its end, if any, set by stop()
+            return self.live.finish()
         frames = self.take(until)
         write_pcapng(target, frames)
         return len(frames)
@@ -211,11 +207,9 @@ class LiveWriter(threading.Thread):
                 except OSError:
                     pass
 
-    def finish(self, until: int | None = None, timeout_s: float = 10.0) -> int:
-        """End the capture: what the taps added up to `until` written, the pipe closed. Returns the frames
-        written; when no reader ever opened the pipe, 0 and `broken` says so."""
-        if until is not None:
-            self.until = until
+    def finish(self, timeout_s: float = 10.0) -> int:
+        """End the capture: what the taps added (up to `until`, where set) written, the pipe closed.
+        Returns the frames written; when no reader ever opened the pipe, 0 and `broken` says so."""
         self.done.set()
         if not self.opened.wait(0.5) and self.is_alive():
             # no reader: open the pipe's reading end here, so that the writer's open returns, and

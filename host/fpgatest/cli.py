@@ -283,13 +283,14 @@ def _captured(tester, args, csr: Path, url: str):
         return
     from fpgatest.capture import TwinCapture
 
+    target = Path(target)
     capture = TwinCapture(tester, twin_run_dir(csr, url))
-    capture.start(Path(target))
+    capture.start(target)
     try:
         yield tester
     finally:
-        frames = capture.stop(Path(target))
-        print(f"fpgatest: {capture.outcome(frames, Path(target))}", file=sys.stderr)
+        frames = capture.stop(target)
+        print(f"fpgatest: {capture.outcome(frames, target)}", file=sys.stderr)
 
 
 def is_twin(args) -> bool:

@@ -27,6 +27,12 @@ SIG_AT = 14 + 20 + 8          # IPv4/UDP: the signature follows the UDP header
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def packets_of(pcap: Path) -> list[tuple]:
+    """A capture's packets as scapy reads them: (interface, direction, time in ns, bytes)."""
+    with PcapNgReader(str(pcap)) as reader:
+        return [(p.sniffed_on, p.direction, int(p.time * 10**9), bytes(p)) for p in reader]
+
+
 def test_capture_holds_every_frame_with_the_testers_time(twin_link, tmp_path, capsys):
     """An owd run with cross traffic on the path: the capture has every probe on port 0 (outbound)
     and on port 1 (inbound), byte for byte the same, every FCS good; a probe's timestamp on port 0
@@ -52,10 +58,7 @@ def test_capture_holds_every_frame_with_the_testers_time(twin_link, tmp_path, ca
             cross_after = t.dut_get("ab")["cross_out"]
     assert f"frames captured to {pcap}" in capsys.readouterr().err
 
-    packets = []
-    with PcapNgReader(str(pcap)) as reader:
-        for p in reader:
-            packets.append((p.sniffed_on, p.direction, int(p.time * 10**9), bytes(p)))
+    packets = packets_of(pcap)
     assert packets and all(len(b) >= 64 for _, _, _, b in packets)
     # every frame on the wire has a good FCS
     assert all(struct.unpack("<I", b[-4:])[0] == zlib.crc32(b[:-4]) for _, _, _, b in packets)
@@ -187,13 +190,13 @@ def test_the_twins_own_capture_holds_its_whole_run(tmp_path, capsys):
         proc.terminate()
         _, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
-    frames = [(p.sniffed_on, p.direction, int(p.time * 10**9), bytes(p)) for p in PcapNgReader(str(life))]
+    frames = packets_of(life)
     assert f"{len(frames)} frames captured to {life}" in err
     assert [sum(1 for f in frames if f[:2] == side) for side in (("port0", 2), ("port1", 1))] == total, sent
     assert len(frames) == sum(total) and [f[2] for f in frames] == sorted(f[2] for f in frames)
     assert {len(f[3]) for f in frames} == {64, 1518}
     # the command's own: the frames sent and received while it ran, each one also in the twin's capture
-    own = [(p.sniffed_on, p.direction, int(p.time * 10**9), bytes(p)) for p in PcapNgReader(str(mine))]
+    own = packets_of(mine)
     assert [sum(1 for f in own if f[:2] == side) for side in (("port0", 2), ("port1", 1))] == list(sent[1])
     assert set(own) <= set(frames)
     rows = tshark(life, "-T", "fields", "-e", "eth.fcs.status", "-e", "udp.checksum.status")
@@ -249,9 +252,9 @@ class PipeReader(threading.Thread):
                     break
         self.eof.set()
 
-    def blocks(self, whole: list | None = None) -> list[int]:
-        """The types of the whole pcapng blocks read so far (little-endian: what fpgatest writes); whole,
-        if given, gets their bytes."""
+    def _whole(self) -> tuple[list[int], bytes]:
+        """The types of the whole pcapng blocks read so far (little-endian: what fpgatest writes), and
+        their bytes."""
         types, pos, data = [], 0, bytes(self.data)
         while pos + 8 <= len(data):
             kind, length = struct.unpack("<II", data[pos:pos + 8])
@@ -259,16 +262,15 @@ class PipeReader(threading.Thread):
                 break
             types.append(kind)
             pos += length
-        if whole is not None:
-            whole.append(data[:pos])
-        return types
+        return types, data[:pos]
 
-    def packets(self, tmp_path: Path) -> list[tuple]:
-        """The packets of the whole blocks read so far, as scapy reads them."""
-        path, whole = tmp_path / "from-pipe.pcapng", []
-        self.blocks(whole)
-        path.write_bytes(whole[0])
-        return [(p.sniffed_on, p.direction, int(p.time * 10**9), bytes(p)) for p in PcapNgReader(str(path))]
+    def blocks(self) -> list[int]:
+        return self._whole()[0]
+
+    def save(self, path: Path) -> Path:
+        """The whole blocks read so far written to path, a pcapng file."""
+        path.write_bytes(self._whole()[1])
+        return path
 
 
 EPB = 6     # pcapng's enhanced packet block
@@ -291,7 +293,8 @@ def test_a_live_capture_to_a_pipe_has_every_frame(twin_link, tmp_path, capsys):
     err = capsys.readouterr().err
     assert reader.eof.wait(30) and stat.S_ISFIFO(pipe.stat().st_mode)
     frames = int(re.search(r"(\d+) frames captured to .* \(live\)", err).group(1))
-    packets = reader.packets(tmp_path)
+    saved = reader.save(tmp_path / "from-pipe.pcapng")
+    packets = packets_of(saved)
     assert len(packets) == frames > 1000
     with Device(url, csr) as dev:
         ports = Tester(dev).snapshot()["ports"]
@@ -304,7 +307,7 @@ def test_a_live_capture_to_a_pipe_has_every_frame(twin_link, tmp_path, capsys):
     got = [p for p in packets if p[0] == "port1"]
     assert [p[3] for p in sent] == [p[3] for p in got]
     assert len({g[2] - s[2] for s, g in zip(sent, got)}) == 1
-    rows = tshark(tmp_path / "from-pipe.pcapng", "-T", "fields", "-e", "eth.fcs.status", "-e", "udp.checksum.status")
+    rows = tshark(saved, "-T", "fields", "-e", "eth.fcs.status", "-e", "udp.checksum.status")
     assert len(rows) == frames and all(r == [GOOD, GOOD] for r in rows)
 
 
@@ -356,10 +359,10 @@ def test_the_twins_own_live_capture_has_a_commands_frames_while_it_runs(tmp_path
             time.sleep(0.05)
         assert reader.blocks().count(EPB) == expected > 0 and proc.poll() is None
         assert own.eof.wait(10)
-        frames = own.packets(tmp_path)
+        frames = packets_of(own.save(tmp_path / "own.pcapng"))
         assert [sum(1 for f in frames if f[:2] == side) for side in (("port0", 2), ("port1", 1))] == \
             [ports[0]["tx_frames"], ports[1]["rx_frames"]]
-        assert set(frames) <= set(reader.packets(tmp_path))
+        assert set(frames) <= set(packets_of(reader.save(tmp_path / "life.pcapng")))
     finally:
         proc.terminate()
         _, err = proc.communicate(timeout=60)
