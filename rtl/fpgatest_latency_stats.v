@@ -15,9 +15,11 @@
  * pairs in an interval are lat_count - 1 (the first frame after a clear has none).
  * ctl_snapshot latches everything at one clock edge, histogram included: the histogram engine sees
  * the snapshot as a marker in its queue right after the last update before the edge, and copies the
- * live bins to the readable bank (stat_hist_busy while copying, 67 clocks). ctl_clear with
- * ctl_snapshot gives an interval measurement with no frame missed or counted twice. The histogram
- * has a clear of its own (ctl_clear_hist), so that it can go on over many intervals.
+ * live bins to the readable bank (67 clocks). stat_hist_busy is the queue's: high while it holds an
+ * entry or the engine works on one, so through the copy and also for the five clocks each result
+ * takes to bin (low, the readable bank is settled). ctl_clear with ctl_snapshot gives an interval
+ * measurement with no frame missed or counted twice. The histogram has a clear of its own
+ * (ctl_clear_hist), so that it can go on over many intervals.
  *
  * Histogram bins, for u = (latency - cfg_hist_base) >> cfg_hist_shift (the latency above the base in
  * units of 2^shift / 16 tick); a latency below the base counts in cnt_hist_below, one beyond the
@@ -64,7 +66,7 @@ module fpgatest_latency_stats #(
     output wire [79:0]  stat_jit_sum,        // sum of absolute latency changes between consecutive test frames, 1/16 tick
     output reg  [31:0]  stat_jit_max,        // largest absolute latency change between consecutive test frames, 1/16 tick
     output reg  [47:0]  stat_hist_count,     // snapshot count of bin cfg_hist_addr
-    output wire         stat_hist_busy,      // histogram snapshot/clear still being copied
+    output wire         stat_hist_busy,      // histogram queue not empty or engine at work (a copy, or a result binning)
 
     // samples
     output reg          stat_sample_valid,   // the last pop returned a sample

@@ -159,7 +159,7 @@ module fpgatest_port #(
     // snapshot status (engine clock): the first stat_* registers, so that a read in address order
     // that finds them low reads a whole snapshot after them
     output wire           stat_counters_busy,     // counters still being latched (a marker in flight, the tracker's part, then the round)
-    output wire           stat_hist_busy,         // histogram snapshot/clear still being copied
+    output wire           stat_hist_busy,         // histogram: a marker on its way, or its queue or engine at work (a copy, or a result binning)
     output wire           stat_seq_busy,          // tracker work queued (a snapshot's barrier, a flush or input not yet done)
 
     // generator status
