@@ -96,6 +96,12 @@ def _settings(url, csr):
         return dev.read_many(names)
 
 
+# the histogram's configuration words, written back after every test: write-only (no read tells
+# what a test left), and bins left over the frames keep stat_hist_busy high while a port bins, so a
+# snapshot after them takes more round trips (docs/architecture.md)
+HIST_WORDS = ("cfg_hist_base", "cfg_hist_shift", "cfg_hist_log")
+
+
 @pytest.fixture(autouse=True)
 def _twin_as_at_power_up(request):
     """After each test that drove the twin, its settings as at power-up: the twin is shared by the
@@ -103,6 +109,7 @@ def _twin_as_at_power_up(request):
     yield
     if TWIN_FIXTURES & set(request.fixturenames) and SESSION_TWIN.link:
         from fpgatest.driver import Device
+        from litex_soc.tester import CFG_DEFAULTS
 
         url, csr = SESSION_TWIN.link        # the one running is the one the test drove
         with Device(url, csr) as dev:
@@ -110,6 +117,9 @@ def _twin_as_at_power_up(request):
             for name, value in POWER_UP[url].items():
                 if now[name] != value:
                     dev.write(name, value)
+            for port in range(dev.map.n_ports()):
+                for word in HIST_WORDS:
+                    dev.write(f"port{port}_{word}", CFG_DEFAULTS.get(word, 0))
 
 
 # `make test` runs two pytest-xdist workers (pytest.ini: -n 2). A free-running twin takes a core, so

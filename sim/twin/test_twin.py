@@ -147,15 +147,13 @@ def test_a_snapshot_is_one_round_trip(tester):
     read ahead of them (Device.latch_pad_words, 16 words where 6 were enough here) lets every port's
     latch finish first. 50 snapshots, idle and with both ports sending 64-byte frames at line rate,
     counted as `make bench` counts them (snapshot_cost): each one request that waits for a reply.
-    The histogram at its power-up bins, which every frame's latency lies above (set here: a test that
-    ran before may have left bins over the frames). With bins over them, as in a sweep's intervals,
+    The histogram at its power-up bins, which every frame's latency lies above (conftest puts them
+    back after every test). With bins over them, as in a sweep's intervals,
     stat_hist_busy is the histogram queue's (not empty, or its engine at work), high for the five
     engine clocks each result takes to bin, about 15 % of the time at 64-byte line rate, copy done or
     not: 1.2 to 1.6 round trips whatever the pad (docs/architecture.md)."""
     dev = tester.dev
     assert dev.latch_pad_words == LATCH_PAD_WORDS
-    for port in (0, 1):
-        tester.set_histogram(port, 0, 0)      # base 0, the narrowest unit: the power-up bins
     try:
         for ports in ((), (0, 1)):
             for port in ports:
