@@ -133,7 +133,7 @@ def markdown_table(summary: dict) -> str:
             f"| {s['size_bytes']} | {fr['tx']} | {fr['rx']} | {fr['lost']} | {fr['reordered']} | {fr['duplicate']} | "
             f"{f(100 * s['drop_rate'], '.3f')} | {drop_vs_line_rate_text(s)} | "
             f"{f(lat['min'])} | {f(lat['mean'])} | {f(lat['max'])} | {f(lat['stdev'])} | "
-            f"{f(rfc)} | {trend_text(s['trend'])} | {f(lat.get('jitter_mean'), '.2f')} / {f(lat.get('jitter_max'))} |")
+            f"{f(rfc)} | {trend_text(s['trend'])} | {f(lat.get('jitter_mean'))} / {f(lat.get('jitter_max'))} |")
     with_pct = [s for s in summary["sizes"] if s.get("percentiles")]
     if with_pct:
         lines += ["", "| size (B) | bin (ns) | p50 (ns) | p90 (ns) | p99 (ns) | p99.9 (ns) | frames | outside the bins |",
@@ -165,7 +165,8 @@ def markdown_table(summary: dict) -> str:
                      f"{f(m.get('bandwidth_resolution_gbps'), '.4f')} | {m['mode']} |")
     lines.append("")
     lines.append(f"Latency min/mean/max and the RFC 1242 column: differences of {TICK_NS:g} ns stamps, each "
-                 f"± {TICK_NS / 2:g} ns. Drop %: "
+                 f"± {TICK_NS / 2:g} ns; stdev: of those differences, within {TICK_NS / 2:g} ns of the latencies' own "
+                 f"(each difference's error lies within one {TICK_NS:g} ns tick, so its spread is at most half that). Drop %: "
                  "exact, from the sequence numbers; vs line rate: received frames/s over the intervals after the "
                  "first (which begins as the first frame is sent) against the maximum, ± one frame in that window. "
                  "se: statistical standard error from the scatter between sizes (- with two sizes); "

@@ -258,6 +258,7 @@ def owd_report(results: dict) -> str:
     for r in sorted(results["sizes"], key=lambda r: r["size_bytes"]):
         lines.append(f"| {r['size_bytes']} | {r['probes']} | {r['received']} | {number_text(r['owd_min_ns'])} | "
                      f"{number_text(r['owd_median_ns'])} | {number_text(r['owd_max_ns'])} |")
+    lines += ["", f"One-way delays: differences of {TICK_NS:g} ns stamps (SFD to SFD), each ± {TICK_NS / 2:g} ns."]
     return "\n".join(lines) + "\n"
 
 

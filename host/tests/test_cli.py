@@ -325,7 +325,7 @@ def test_run_shows_each_interval_to_the_frame(twin_link, capsys):
         assert r[2] == "±" and r[3] == "500" and r[4] == "1488095.2", r
     for r in rows[1:]:
         assert int(r[1]) in (1488000, 1488500), r
-    assert "(stamps ± 4 ns)" in text and "drop rate 0.0000 % (exact: sequence numbers)" in text
+    assert "(stamps ± 4 ns)" in text and "latency stdev 0.0 ± 4 ns" in text and "drop rate 0.0000 % (exact: sequence numbers)" in text
 
 
 def test_socket_url_defaults_to_the_twins_map(twin_link, capsys):
