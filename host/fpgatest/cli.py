@@ -501,7 +501,7 @@ def cmd_run(args) -> int:
     lat = record["latency_ns"]
     console.print(f"latency min {number_text(lat['min'])} / mean {number_text(lat['mean'])} / "
                   f"max {number_text(lat['max'])} ns (stamps ± {TICK_NS / 2:g} ns)")
-    console.print(f"latency stdev {number_text(lat['stdev'])} ± {TICK_NS / 2:g} ns (the stamps' spread is at most half a tick)")
+    console.print(f"latency stdev {number_text(lat['stdev'])} ± {TICK_NS / 2:g} ns (the stamp error's spread is at most half a tick)")
     console.print(f"drop rate {100 * record['drop_rate']:.4f} % (exact: sequence numbers)")
     return 0
 
