@@ -753,27 +753,36 @@ def _probe_args(args, *size_flags: str) -> tuple[int | None, dict, int, float]:
 
 
 def _probe_session(args, out: Path, meta: dict, measure, report, plot, receives: bool = True,
-                   check=None) -> int:
+                   check=None, units: int = 0) -> int:
     """Open the tester, check it can do what is asked (check(tester): the method's own conditions),
     set it up as every measuring command does, mark run.json stopped until the end, run
     measure(tester) (what was measured is kept when stopped), then write report.md from
     report(results), plot(out, results), and print the report. receives: --rx-port counts what arrives
-    (not for echo, whose replies come back to --reply-port)."""
+    (not for echo, whose replies come back to --reply-port). units > 0: a method of that many
+    independent units (owd's sizes) that --twins may share out: measure(testers) takes the list of
+    testers opened, one or more, each checked and set up alike."""
     from fpgatest.output import write_json_atomic
 
-    with open_tester(args) as t:
-        check_ports(t, args, receives)
-        if check:
-            check(t)
-        prepare(t, args, [args.tx_port, args.rx_port])
+    twins = twins_for(args, units) if units else 1
+    with contextlib.ExitStack() as opened:
+        testers = []
+        for _ in range(twins):          # each twin its own process, checked and set up alike
+            t = opened.enter_context(open_tester(args))
+            check_ports(t, args, receives)
+            if check:
+                check(t)
+            prepare(t, args, [args.tx_port, args.rx_port])
+            testers.append(t)
+        t = testers[0]
         meta.update({"target": target_text(t, args), "build_id": t.dev.map.build_id,
-                     "calibration": t.calibration(), "time_unix": time.time()})
+                     "calibration": t.calibration(), **({"twins": twins} if twins > 1 else {}),
+                     "time_unix": time.time()})
         if t.has_dut_model:
             meta["dut"] = {p: t.dut_get(p) for p in t.dut_paths()}
         out.mkdir(parents=True, exist_ok=True)
         write_json_atomic(out / "run.json", {**meta, "stopped": True})
         try:
-            results = measure(t)
+            results = measure(testers if units else t)
         except KeyboardInterrupt as stopped:
             print(f"fpgatest: interrupted; what was measured is kept in {out}", file=sys.stderr)
             return stopped_status(stopped)
@@ -805,8 +814,8 @@ def cmd_owd(args) -> int:
               f"{number_text(row['owd_min_ns'])} ns", file=sys.stderr)
 
     return _probe_session(args, out, {"command": "owd", "proto": args.proto, "plan": asdict(plan)},
-                          lambda t: owd(t, plan, args.tx_port, args.rx_port, out, alpha, on_size=show),
-                          owd_report, owd_plot)
+                          lambda testers: owd(testers, plan, args.tx_port, args.rx_port, out, alpha, on_size=show),
+                          owd_report, owd_plot, units=len(sizes))
 
 
 def _alpha_from(path: Path) -> dict:
@@ -1223,6 +1232,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--pairs", type=bounded(int, 1, 256), default=100, help="--per-hop: pairs (at most 256)")
     s.add_argument("--pair-size", type=bounded(int, 64, 16383, unit=" bytes"), default=1518,
                    help="--per-hop: pair frame size (the longer the pair, the finer the rate)")
+    s.add_argument("--twins", type=twin_count, default=1, metavar="N|auto", help=TWINS_HELP)
     s.set_defaults(func=cmd_owd)
 
     s = sub.add_parser("pairs", parents=[common, probe_opts], formatter_class=fmt_cls,

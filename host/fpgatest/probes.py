@@ -30,7 +30,7 @@ import numpy as np
 
 from fpgatest.analysis import linear_fit
 from fpgatest.driver import TICK_NS
-from fpgatest.measure import drain, frames_lost, send_and_drain
+from fpgatest.measure import drain, frames_lost, send_and_drain, shared_out
 from fpgatest.output import number_text, write_json_atomic
 from fpgatest.tester import MAX_GAP, MIN_IFG, SettingError, Stream, Tester
 
@@ -143,14 +143,24 @@ def owd_fit(per_size: list[dict], alpha: dict | None = None) -> dict:
     return out
 
 
-def owd(t: Tester, plan: OwdPlan, tx: int, rx: int, out: Path, alpha: dict | None = None, on_size=None) -> dict:
-    """Probe every size in plan order, write probes.csv as it goes and results.json at the end."""
+def owd(testers: Tester | list[Tester], plan: OwdPlan, tx: int, rx: int, out: Path, alpha: dict | None = None,
+        on_size=None) -> dict:
+    """Probe every size, write probes.csv and results.json at the end. On one tester the sizes in plan
+    order, each size's rows written as they come; on several (identical twins, a process each) a size to
+    each tester that is free (shared_out), each size's rows written in plan order once it and every size
+    before it are done. The --per-hop pairs run after the sizes, on the first tester."""
+    testers = testers if isinstance(testers, list) else [testers]
+    t = testers[0]
     per_size = []
     with open(out / "probes.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=["size_bytes", "seq", "tx_ns", "rx_ns", "owd_ns"])
         w.writeheader()
-        for size in plan.sizes:
-            counters, records = probe_run(t, tx, rx, plan.stream(size), plan.drain_s)
+
+        def measure(tester: Tester, i: int) -> tuple[dict, list[dict]]:
+            return probe_run(tester, tx, rx, plan.stream(plan.sizes[i]), plan.drain_s)
+
+        def write(i: int, result: tuple[dict, list[dict]]) -> None:
+            size, (counters, records) = plan.sizes[i], result
             for r in records:
                 w.writerow({"size_bytes": size, **r})
             f.flush()
@@ -162,6 +172,12 @@ def owd(t: Tester, plan: OwdPlan, tx: int, rx: int, out: Path, alpha: dict | Non
             per_size.append(row)
             if on_size:
                 on_size(row)
+
+        if len(testers) == 1:
+            for i in range(len(plan.sizes)):
+                write(i, measure(t, i))
+        else:
+            shared_out(testers, len(plan.sizes), measure, write)
     results = {"method": "one-packet bandwidth from one-way delay (seed 000)", "tx_port": tx, "rx_port": rx,
                "sizes": per_size, "fit": owd_fit(per_size, alpha)}
     if plan.hop_pairs:
@@ -571,7 +587,7 @@ def pairs_report(results: dict) -> str:
              f"{m['loss_frames'][1]} probe frames" + (f"; below {m['loss_upper_95']:.2g} at 95 %" if m["loss_upper_95"] else "")
              + f"), window {m['window_packets']:.1f} packets of {m['mss_bytes']} B, b = {m['acked_per_ack']}, "
              f"T0 = {m['rto_ms']:g} ms",
-             f"- expected window E[W] = " + ("∞ (no loss)" if math.isinf(m["expected_window_packets"])
+             "- expected window E[W] = " + ("∞ (no loss)" if math.isinf(m["expected_window_packets"])
                                              else f"{m['expected_window_packets']:.1f} packets"),
              f"- model throughput: {m['throughput_mbps']:.1f} Mb/s{mbps_range(m, 'throughput_range_mbps')}; receiver "
              f"buffer: **{m['buffer']}**"

@@ -509,14 +509,15 @@ def test_sizes_shared_out_are_written_in_order_and_a_failure_keeps_the_finished(
 
 def test_twins_only_where_the_command_starts_them(tmp_path, capsys):
     """--twins N: refused, one line, for a URL the command does not start, the kernel as the device and a
-    capture (of one wire), before anything is started or written."""
-    for extra, message in ((["--url", "socket://127.0.0.1:9"], "--url is a twin this command starts"),
-                           (["--url", "twin:linux"], "has one Linux namespace as the device"),
-                           (["--capture", str(tmp_path / "c.pcapng")], "--capture writes one twin's wires")):
-        assert main(["sweep", "--twins", "2", *extra, "--out", str(tmp_path / "o")]) == 2
-        lines = capsys.readouterr().err.strip().splitlines()
-        assert len(lines) == 1 and message in lines[0], lines
-        assert not (tmp_path / "o").exists() and not (tmp_path / "c.pcapng").exists()
+    capture (of one wire), before anything is started or written; for a sweep's sizes and owd's."""
+    for command in ("sweep", "owd"):
+        for extra, message in ((["--url", "socket://127.0.0.1:9"], "--url is a twin this command starts"),
+                               (["--url", "twin:linux"], "has one Linux namespace as the device"),
+                               (["--capture", str(tmp_path / "c.pcapng")], "--capture writes one twin's wires")):
+            assert main([command, "--twins", "2", *extra, "--out", str(tmp_path / "o")]) == 2
+            lines = capsys.readouterr().err.strip().splitlines()
+            assert len(lines) == 1 and message in lines[0], (command, lines)
+            assert not (tmp_path / "o").exists() and not (tmp_path / "c.pcapng").exists()
 
 
 @pytest.mark.parametrize("raised, status", [("Stopped(signal.SIGTERM)", 7), ("KeyboardInterrupt()", -signal.SIGINT)])
@@ -524,8 +525,6 @@ def test_stop_survives_a_string_exec(tmp_path, raised, status):
     """A stop caught after it passed through a string exec (a dataclass built in a lazy import)
     leaves the exit status to main. CPython under `python -m` turns a bare KeyboardInterrupt there
     into death by SIGINT (the control case); the sweep test above met it once in ~40 runs."""
-    import signal
-
     (tmp_path / "stopcase.py").write_text(
         "import signal, sys\n"
         "from fpgatest.stop import Stopped\n"

@@ -3,6 +3,7 @@
 switch model was set to; the TCP model against a hand computation."""
 
 import contextlib
+import csv
 import json
 import math
 
@@ -11,7 +12,7 @@ import pytest
 from common.switch_state import KNOWN_PATH, PER_BYTE_NS, store_and_forward_ns
 from fpgatest.cli import main
 from fpgatest.driver import Device
-from fpgatest.probes import availbw_report, loss_interval_95, per_hop, tcp_throughput
+from fpgatest.probes import availbw_report, loss_interval_95, per_hop, random_sizes, tcp_throughput
 from fpgatest.measure import frames_lost, send_and_drain
 from fpgatest.tester import SettingError, Stream, Tester
 
@@ -98,6 +99,32 @@ def test_owd_recovers_two_hops_and_a_cable_has_no_alpha(twin_link, tmp_path, cap
     assert main(["report", str(out)]) == 0
     assert (out / "report.md").read_text() == report and report in capsys.readouterr().out
     assert (out / "owd.png").stat().st_size > 0
+
+
+def test_owd_on_two_twins_at_once(tmp_path, capsys):
+    """--twins 2: two default twins of the command's own (port 0 -> 1, the default switch: 1 us +
+    8 ns/B, store-and-forward), a size on each at once: every probe's one-way delay is the switch's to
+    the tick, as on one twin, probes.csv and the sizes' records are in the plan's order (the random
+    sizes', not the order they finished in) and the fit is 8 ns/B and 1000 ns, resolved."""
+    out = tmp_path / "owd"
+    assert main(["owd", "--url", "twin", "--twins", "2", "--calibration", "none", "--random", "5", "--seed", "3",
+                 "--probes", "3", "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "2 twins, a size on each at once" in err
+    res = json.loads((out / "results.json").read_text())
+    assert json.loads((out / "run.json").read_text())["twins"] == 2
+    sizes = random_sizes(5, 64, 1518, 3)
+    assert [r["size_bytes"] for r in res["sizes"]] == sizes
+    shown = [int(line.split()[1]) for line in err.splitlines() if line.startswith("fpgatest: ") and " B: " in line]
+    assert shown == sizes, "each size said as it is written, in the plan's order"
+    for r in res["sizes"]:
+        assert r["received"] == r["probes"] == 3 and r["lost"] == 0, r
+        assert r["owd_min_ns"] == r["owd_max_ns"] == 1000 + 8 * r["size_bytes"], r
+    rows = list(csv.DictReader(open(out / "probes.csv")))
+    assert [(int(r["size_bytes"]), int(r["seq"])) for r in rows] == [(size, seq) for size in sizes for seq in range(3)]
+    assert all(float(r["owd_ns"]) == 1000 + 8 * int(r["size_bytes"]) for r in rows)
+    fit = res["fit"]
+    assert fit["slope_ns_per_byte"] == pytest.approx(8.0) and fit["intercept_ns"] == pytest.approx(1000.0), fit
 
 
 @pytest.mark.parametrize("cross_mbps", [0, 100, 200])

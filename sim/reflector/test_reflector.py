@@ -11,7 +11,7 @@ import zlib
 
 import cocotb
 import pytest
-from cocotb.triggers import ClockCycles, Timer
+from cocotb.triggers import ClockCycles
 from cocotbext.eth import GmiiFrame
 from scapy.layers.inet import ICMP, IP, UDP
 from scapy.layers.inet6 import (ICMPv6DestUnreach, ICMPv6EchoRequest, ICMPv6ND_NA, ICMPv6ND_NS,
