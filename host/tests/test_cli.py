@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """fpgatest against the twin over TCP + UARTBone: fits recover the switch model, calibration, drops, bad input."""
 
+import csv
 import json
 import os
 import signal
@@ -419,6 +420,37 @@ def test_sigterm_stops_sweep_and_its_twin(twin_link, tmp_path, twins):
     assert "Traceback" not in err and "finished sizes are kept" in err, err
     assert "stopped_at" in json.loads((out / "run.json").read_text())
     assert _twins_after_they_go(before) == before, "the twin this sweep started is stopped"
+
+
+def test_sigterm_stops_owd_on_two_twins(twin_link, tmp_path):
+    """SIGTERM during owd on two twins of its own: the sizes under way end, probes.csv keeps whole sizes
+    in the plan's order, run.json stays marked stopped and no results are written, both twins end."""
+    import signal
+    import time
+
+    from fpgatest.probes import random_sizes
+
+    before = _twins()
+    out = tmp_path / "owd"
+    proc = subprocess.Popen([sys.executable, "-m", "fpgatest", "owd", "--probes", "100", "--twins", "2",
+                             "--calibration", "none", "--out", str(out)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not (out / "probes.csv").exists() or len((out / "probes.csv").read_text().splitlines()) < 2:
+        assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read() if proc.poll() else "slow"
+        time.sleep(0.05)
+    assert _twins() == before + 2
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=60) == 128 + signal.SIGTERM
+    err = proc.stderr.read()
+    assert "Traceback" not in err and "interrupted; what was measured is kept" in err, err
+    assert json.loads((out / "run.json").read_text())["stopped"] is True
+    assert not (out / "results.json").exists()
+    rows = list(csv.DictReader(open(out / "probes.csv")))
+    done = len(rows) // 100
+    assert len(rows) == 100 * done and 1 <= done < 16, len(rows)
+    assert [int(r["size_bytes"]) for r in rows[::100]] == random_sizes(16, 64, 1518, 1)[:done]
+    assert _twins_after_they_go(before) == before, "both twins this owd started are stopped"
 
 
 def test_sweep_on_two_twins_at_once(twin_link, tmp_path):
