@@ -145,10 +145,11 @@ def owd_fit(per_size: list[dict], alpha: dict | None = None) -> dict:
 
 def owd(testers: Tester | list[Tester], plan: OwdPlan, tx: int, rx: int, out: Path, alpha: dict | None = None,
         on_size=None) -> dict:
-    """Probe every size, write probes.csv and results.json at the end. On one tester the sizes in plan
-    order, each size's rows written as they come; on several (identical twins, a process each) a size to
-    each tester that is free (shared_out), each size's rows written in plan order once it and every size
-    before it are done. The --per-hop pairs run after the sizes, on the first tester."""
+    """Probe every size, writing probes.csv as the sizes are done and results.json at the end. On one
+    tester the sizes in plan order, each size's rows written as they come; on several (identical twins,
+    a process each) a size to each tester that is free (shared_out), each size's rows written in plan
+    order once it and every size before it are done. The --per-hop pairs run after the sizes, on the
+    first tester."""
     testers = testers if isinstance(testers, list) else [testers]
     t = testers[0]
     per_size = []
