@@ -476,11 +476,7 @@ def sweep(testers: Tester | list[Tester], plan: SweepPlan, results: ResultsDir, 
     try:
         meta.update(results_meta(testers[0], plan, len(testers)))
         write_json_atomic(results.path / "run.json", meta)
-        if len(testers) == 1:
-            for i in range(len(streams)):
-                write(i, measure(testers[0], i))
-        else:
-            shared_out(testers, len(streams), measure, write)
+        shared_out(testers, len(streams), measure, write)
     except BaseException:
         unfinished = [s.size for i, s in enumerate(streams) if i not in written]
         meta["stopped_at"] = {"size_bytes": unfinished[0] if unfinished else None,
@@ -500,8 +496,14 @@ def shared_out(testers: list, count: int, measure, write) -> None:
     and this thread calls write(i, result) in the units' order, each as soon as the units before it are
     written. On a failure, or a stop signal (which this thread takes; the others meet it as an error of
     their next register access, fpgatest.stop), no unit is started after it, the units under way run to
-    their end, every unit finished is written (in order, past the gaps) and the first failure raised."""
+    their end, every unit finished is written (in order, past the gaps) and the first failure raised.
+    On one tester the units run in this thread, in order, each written as it ends."""
     import threading
+
+    if len(testers) == 1:
+        for i in range(count):
+            write(i, measure(testers[0], i))
+        return
 
     changed, failed, ending, done = threading.Condition(), [], [], {}
     untaken = list(range(count))

@@ -151,7 +151,6 @@ def owd(testers: Tester | list[Tester], plan: OwdPlan, tx: int, rx: int, out: Pa
     order once it and every size before it are done. The --per-hop pairs run after the sizes, on the
     first tester."""
     testers = testers if isinstance(testers, list) else [testers]
-    t = testers[0]
     per_size = []
     with open(out / "probes.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=["size_bytes", "seq", "tx_ns", "rx_ns", "owd_ns"])
@@ -174,17 +173,14 @@ def owd(testers: Tester | list[Tester], plan: OwdPlan, tx: int, rx: int, out: Pa
             if on_size:
                 on_size(row)
 
-        if len(testers) == 1:
-            for i in range(len(plan.sizes)):
-                write(i, measure(t, i))
-        else:
-            shared_out(testers, len(plan.sizes), measure, write)
+        shared_out(testers, len(plan.sizes), measure, write)
     results = {"method": "one-packet bandwidth from one-way delay (seed 000)", "tx_port": tx, "rx_port": rx,
                "sizes": per_size, "fit": owd_fit(per_size, alpha)}
     if plan.hop_pairs:
         with open(out / "pairs.csv", "w", newline="") as f:
             try:
-                cap = capacity_run(t, plan.pairs_plan(), tx, rx, csv.DictWriter(f, fieldnames=PAIRS_CSV_FIELDS))
+                cap = capacity_run(testers[0], plan.pairs_plan(), tx, rx,
+                                   csv.DictWriter(f, fieldnames=PAIRS_CSV_FIELDS))
             except SettingError as err:     # the sizes' fit stands without the split
                 cap = None
                 results["per_hop"] = {"note": f"{err}: the slope is not split (pairs.csv has what arrived)"}

@@ -395,11 +395,7 @@ def run(benches: Bench | list[Bench], tests: list[str], out: Path, meta: dict) -
             results[key] += records
         write_json_atomic(out / "results.json", finish(results))
 
-    if len(benches) == 1:
-        for i in range(len(units)):
-            write(i, measure(benches[0], i))
-    else:
-        shared_out(benches, len(units), measure, write)
+    shared_out(benches, len(units), measure, write)
     return finish(results)
 
 
