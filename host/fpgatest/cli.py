@@ -400,6 +400,19 @@ def apply_dut(tester, args) -> None:
         tester.dut_set(path, **settings)
 
 
+def open_testers(args, opened: contextlib.ExitStack, count: int, check) -> list:
+    """`count` testers at --url (more than one: twins, each its own process) entered in `opened`, each
+    checked by check(tester) (the command's own conditions: before anything is written to it), then set
+    up as every measuring command does (prepare)."""
+    testers = []
+    for _ in range(count):
+        tester = opened.enter_context(open_tester(args))
+        check(tester)
+        prepare(tester, args, [args.tx_port, args.rx_port])
+        testers.append(tester)
+    return testers
+
+
 def prepare(tester, args, ports) -> None:
     """What a measurement does once its checks have passed, before it sends: the links of the ports it
     uses up at 1000/full (unless --ignore-link), then the calibration and the --dut settings written."""
@@ -615,14 +628,12 @@ def cmd_sweep(args) -> int:
     if (out / "samples.csv").exists():
         raise UserError(f"{out} already holds results; choose another --out")
     twins = twins_for(args, len(plan.sizes))
+    def checks(tester):
+        check_interval(tester, plan)
+        check_ports(tester, args)
+
     with contextlib.ExitStack() as opened:
-        testers = []
-        for _ in range(twins):          # each twin its own process, checked and set up alike
-            t = opened.enter_context(open_tester(args))
-            check_interval(t, plan)
-            check_ports(t, args)
-            prepare(t, args, [args.tx_port, args.rx_port])
-            testers.append(t)
+        testers = open_testers(args, opened, twins, checks)
         # marked stopped until the sweep writes its own record (a stop before the first size)
         results = ResultsDir(out, {"stopped_at": {"size_bytes": None, "finished_sizes": []}})
         intervals = max(1, round(duration / interval))
@@ -764,15 +775,13 @@ def _probe_session(args, out: Path, meta: dict, measure, report, plot, receives:
     from fpgatest.output import write_json_atomic
 
     twins = twins_for(args, units) if units else 1
+    def checks(tester):
+        check_ports(tester, args, receives)
+        if check:
+            check(tester)
+
     with contextlib.ExitStack() as opened:
-        testers = []
-        for _ in range(twins):          # each twin its own process, checked and set up alike
-            t = opened.enter_context(open_tester(args))
-            check_ports(t, args, receives)
-            if check:
-                check(t)
-            prepare(t, args, [args.tx_port, args.rx_port])
-            testers.append(t)
+        testers = open_testers(args, opened, twins, checks)
         t = testers[0]
         meta.update({"target": target_text(t, args), "build_id": t.dev.map.build_id,
                      "calibration": t.calibration(), **({"twins": twins} if twins > 1 else {}),

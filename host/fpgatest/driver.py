@@ -142,10 +142,12 @@ class Device:
         return join_words(self.bus.read(reg.addr, reg.words))
 
     def read_many(self, names: list[str]) -> dict[str, int]:
-        """Read several registers, merging neighbours into bursts (one round trip per run of addresses)."""
+        """Read several registers, merging neighbours into bursts, every burst in one request where the
+        bridge allows it (batch): one round trip."""
+        runs = self._runs(names)
         out = {}
-        for addr, total, regs in self._runs(names):
-            out.update(self._split(regs, self.bus.read(addr, total)))
+        for (_, _, regs), words in zip(runs, self.batch([("read", addr, total) for addr, total, _ in runs])):
+            out.update(self._split(regs, words))
         return out
 
     def _runs(self, names: list[str]) -> list[tuple]:
@@ -437,13 +439,15 @@ class IntervalRing:
                 "running": bool(raw["tester_interval_running"])}
 
     def drain(self) -> tuple[list[dict], dict]:
-        """The records written since the last drain (their slots given back), and the status."""
+        """The records written since the last drain (their slots given back), and the status: two round
+        trips however many records wait (the status, then every record in one request, where the bridge
+        allows it: Device.batch), one when none does."""
         status = self.status()
         base = self.dev.map.memories["intervals"]
-        records = []
-        for k in range(self.taken, status["written"]):
-            words = self.dev.bus.read(base + 4 * self.slot * (k % self.depth), self.words)
-            records.append({name: join_words(words[first:first + n]) for name, (first, n) in self.layout.items()})
+        reads = [("read", base + 4 * self.slot * (k % self.depth), self.words)
+                 for k in range(self.taken, status["written"])]
+        records = [{name: join_words(words[first:first + n]) for name, (first, n) in self.layout.items()}
+                   for words in (self.dev.batch(reads) if reads else [])]
         if records:
             self.taken = status["written"]
             self.dev.write("tester_interval_taken", self.taken)

@@ -33,6 +33,8 @@ from fpgatest.tester import Stream, Tester  # noqa: E402
 ISSUE_TWIN_COMMIT = "41e5ebadb60eef0e961890882f3f7a579b0422a7"
 # the figures beside the cycle rates that each build's rounds give a median of
 BUS_FIGURES = ("register_read_ms", "snapshot_ms", "snapshot_round_trips")
+# and those of today's builds' interval recorder (the issue's twin has none)
+RING_FIGURES = ("ring_records", "ring_drain_ms", "ring_round_trips")
 
 
 def issue_twin_tree(out_dir: Path) -> Path:
@@ -72,7 +74,8 @@ def issue_speed(tree: Path, seconds: float) -> dict:
     issue_run(tree, "its bench", "-m", "sim.bench.twin_speed", "--out", str(out), "--seconds", str(seconds))
     report = json.loads(out.read_text())
     script = "\n".join(["import json, time", "from boards import twin", "from fpgatest.driver import Device",
-                         "from fpgatest.tester import Tester", inspect.getsource(snapshot_cost),
+                         "from fpgatest.tester import Tester", inspect.getsource(round_trips),
+                         inspect.getsource(snapshot_cost),
                          "with twin.running() as (url, csr), Device(url, csr) as dev:",
                          "    print(json.dumps(snapshot_cost(dev, Tester(dev))))"])
     snapshot = json.loads(issue_run(tree, "its snapshot", "-c", script).strip().splitlines()[-1])
@@ -121,7 +124,8 @@ def speed(build_dir: Path, variant: str, etherbone: bool, seconds: float) -> dic
             dev.read("tester_build_id")
         read_ms = (time.monotonic() - start) / 20 * 1000
         cost = snapshot_cost(dev, t)
-    return {"idle": idle, "line_rate": {**busy, "senders": senders}, "register_read_ms": read_ms, **cost}
+        ring = ring_cost(t)
+    return {"idle": idle, "line_rate": {**busy, "senders": senders}, "register_read_ms": read_ms, **cost, **ring}
 
 
 def instruction_cost(build_dir, seconds: float, busy: bool) -> float:
@@ -179,19 +183,41 @@ def instruction_cost(build_dir, seconds: float, busy: bool) -> float:
     return total / ticks
 
 
-def snapshot_cost(dev, tester) -> dict:
-    """Five full snapshots: wall time and UARTBone round trips each (requests that wait for a reply: the
-    snapshot's pulse is a write sent without waiting). The issue's twin runs this function's text with
-    its own host (see issue_speed)."""
+def round_trips(dev, action):
+    """action()'s result and the UARTBone round trips it took: requests that wait for a reply (a write,
+    such as a snapshot's pulse, is sent without waiting)."""
     trips = []
     exchange = dev.bus._exchange
     dev.bus._exchange = lambda request, reply_len, *a: (trips.append(1) if reply_len else None,
                                                         exchange(request, reply_len, *a))[1]
+    try:
+        return action(), len(trips)
+    finally:
+        dev.bus._exchange = exchange
+
+
+def snapshot_cost(dev, tester) -> dict:
+    """Five full snapshots: wall time and round trips each. The issue's twin runs this function's text
+    (and round_trips') with its own host (see issue_speed)."""
     start = time.monotonic()
-    for _ in range(5):
-        tester.snapshot()
-    dev.bus._exchange = exchange
-    return {"snapshot_ms": (time.monotonic() - start) / 5 * 1000, "snapshot_round_trips": len(trips) / 5}
+    _, trips = round_trips(dev, lambda: [tester.snapshot() for _ in range(5)])
+    return {"snapshot_ms": (time.monotonic() - start) / 5 * 1000, "snapshot_round_trips": trips / 5}
+
+
+def ring_cost(tester) -> dict:
+    """The interval recorder's ring filled with hardware-timed snapshots (every port's counters and
+    statistics at each edge, edges the minimum period apart), then drained at once: how many, and the
+    wall time and round trips for them all."""
+    ring = tester.intervals()
+    ring.start(ring.period_min, ring.depth - 1)
+    while ring.status()["written"] < ring.depth:
+        pass
+    start = time.monotonic()
+    (records, status), trips = round_trips(tester.dev, ring.drain)
+    drain_ms = (time.monotonic() - start) * 1000
+    if len(records) != ring.depth or status["lost"]:
+        raise RuntimeError(f"the ring gave {len(records)} of {ring.depth} records ({status['lost']} lost)")
+    return {"ring_records": len(records), "ring_drain_ms": drain_ms, "ring_round_trips": trips}
 
 
 def medians(runs: list[dict], keys: tuple[str, ...]) -> dict:
@@ -255,7 +281,7 @@ def main() -> int:
             issue_runs.append(issue_speed(issue_tree, args.seconds))
 
     report = {"rounds": args.rounds, "seconds_per_measurement": args.seconds, "runs": runs,
-              "median": {flow: medians(runs[flow], BUS_FIGURES)
+              "median": {flow: medians(runs[flow], BUS_FIGURES + RING_FIGURES)
                          for flow in builds}}
     m = report["median"]
     report["speedup_over_litex"] = speedup(m["twin"], m["litex"])
@@ -292,7 +318,9 @@ def main() -> int:
               f"{'both ports' if len(senders) == 2 else f'port {senders[0]}'} at line rate "
               f"({m[flow]['line_rate_cycles_per_s'] * 8e-9 * 1e3:.1f} ms simulated per second); one register "
               f"read {m[flow]['register_read_ms']:.1f} ms; a full snapshot {m[flow]['snapshot_ms']:.1f} ms in "
-              f"{m[flow]['snapshot_round_trips']:g} round trips (median of {args.rounds})")
+              f"{m[flow]['snapshot_round_trips']:g} round trips; the interval recorder's ring of "
+              f"{m[flow]['ring_records']} hardware-timed snapshots drained in {m[flow]['ring_round_trips']} "
+              f"round trips, {m[flow]['ring_drain_ms']:.1f} ms (median of {args.rounds})")
     s = report["speedup_over_litex"]
     print(f"the twin's build against LiteX's: {s['idle']:.2f}x idle, {s['line_rate']:.2f}x at line rate")
     if issue_runs:

@@ -323,13 +323,10 @@ async def run_test_board(dut):
     assert spacing == {(size + 20) * TICK_PS}, spacing
 
     def results(t):
-        waits = []      # requests that wait for a reply
-        exchange = t.dev.bus._exchange
-        t.dev.bus._exchange = lambda request, reply_len, *a: (waits.append(reply_len) if reply_len else None,
-                                                              exchange(request, reply_len, *a))[1]
-        snap = t.snapshot()
-        t.dev.bus._exchange = exchange
-        return snap, len(waits), t.samples(1, limit=count // every + 1)
+        from bench.twin_speed import round_trips
+
+        snap, trips = round_trips(t.dev, t.snapshot)
+        return snap, trips, t.samples(1, limit=count // every + 1)
 
     snap, round_trips, samples = await board.host(results)
     # the snapshot's pulse, then every read in one request through the UART's FIFO: over a serial line
@@ -388,6 +385,7 @@ async def run_test_intervals(dut):
     period, intervals = 4096 + 7, 4
 
     def record(t):
+        from bench.twin_speed import round_trips
         from fpgatest.tester import Stream
 
         ring = t.intervals()
@@ -398,10 +396,12 @@ async def run_test_intervals(dut):
         while ring.status()["written"] < intervals + 1:
             pass
         t.stop(0)
-        return ring.drain()
+        return round_trips(t.dev, ring.drain)
 
-    records, status = await board.host(record)
+    (records, status), trips = await board.host(record)
     assert status == {"written": intervals + 1, "lost": 0, "running": False}, status
+    # the status, then every record in one request through the UART's FIFO
+    assert trips == 2, trips
     assert [r["index"] for r in records] == list(range(intervals + 1))
     per_interval = period / (size + 20)
     for a, b in zip(records, records[1:]):

@@ -1,10 +1,12 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """The interval recorder (litex_soc/intervals.py) in the twin, driven by the host over its real transport:
 edges exactly N ticks apart, every record consistent within itself, the histogram left to add up
-after the edge asked for, a full ring counted as lost records, a period below the minimum refused."""
+after the edge asked for, a full ring counted as lost records and drained in two round trips, a period
+below the minimum refused."""
 
 import pytest
 
+from bench.twin_speed import round_trips
 from common.switch_state import store_and_forward_ns
 
 from fpgatest.tester import Stream
@@ -91,9 +93,11 @@ def test_a_full_ring_loses_whole_records_and_counts_them(tester):
     while ring.status()["running"]:
         tester.dev.read("tester_build_id")
     tester.wait_ticks(2 * ring.period_min)          # the last edge's record has been tried
-    records, status = ring.drain()
+    (records, status), trips = round_trips(tester.dev, ring.drain)
     # the first `depth` records were kept, every later one lost: none was written over
     assert status == {"written": ring.depth, "lost": count + 1 - ring.depth, "running": False}
+    # the status, then every record in one request (a record a request before 2026-12-03: 17)
+    assert trips == 2
     assert [r["index"] for r in records] == list(range(ring.depth))
     assert all(b["time"] - a["time"] == ring.period_min for a, b in zip(records, records[1:]))
 
