@@ -141,6 +141,7 @@ class ColorlightSoC(FPGATestSoC):
     BUILD_DIR: Path                # the default build directory
     FULL_DUPLEX: bool
     INTERVALS: bool
+    SEED: int                      # nextpnr's placement seed of the default build
 
     @classmethod
     def make_platform(cls, gateware_dir: Path, revision: str):
@@ -231,7 +232,8 @@ def main(doc: str, soc_class, build_name: str, revisions: list[str], loader: lis
                         help=f"board revision (default {revisions[0]})")
     parser.add_argument("--cable", default=default_cable, help=f"openFPGALoader cable (default {default_cable})")
     parser.add_argument("--build-dir", type=Path, default=soc_class.BUILD_DIR)
-    parser.add_argument("--seed", type=int, default=1, help="nextpnr placement seed")
+    parser.add_argument("--seed", type=int, default=soc_class.SEED,
+                        help=f"nextpnr placement seed (default {soc_class.SEED}, the target's own)")
     parser.add_argument("--full-duplex", action=argparse.BooleanOptionalAction, default=soc_class.FULL_DUPLEX,
                         help=full_duplex_help)
     parser.add_argument("--intervals", action=argparse.BooleanOptionalAction, default=soc_class.INTERVALS,

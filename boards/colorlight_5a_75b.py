@@ -53,6 +53,9 @@ class BaseSoC(ColorlightSoC):
     BUILD_DIR = BUILD_DIR
     FULL_DUPLEX = False   # the LFE5U-25F holds one direction (docs/board.md)
     INTERVALS = True      # the interval recorder: hardware-timed samples (docs/board.md)
+    # of make bench's three seeds, the one nextpnr routes fastest (half seed 1's time), every clock
+    # with more than 10 % to spare (docs/board.md): the bitstream test builds it
+    SEED = 2
 
     @classmethod
     def make_platform(cls, gateware_dir: Path, revision: str):

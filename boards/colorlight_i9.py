@@ -45,6 +45,7 @@ class BaseSoC(ColorlightSoC):
     BUILD_DIR = BUILD_DIR
     FULL_DUPLEX = True
     INTERVALS = False     # with both directions, the recorder's build did not route (docs/board.md)
+    SEED = 1
 
     @classmethod
     def make_platform(cls, gateware_dir: Path, revision: str):

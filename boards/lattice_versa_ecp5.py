@@ -83,6 +83,7 @@ class BaseSoC(FPGATestSoC):
     BUILD_DIR = BUILD_DIR
     FULL_DUPLEX = True
     INTERVALS = False
+    SEED = 1
 
     @classmethod
     def build_id(cls, revision: str | None = None, full_duplex: bool | None = None,

@@ -12,8 +12,8 @@ from boards.colorlight import timing_report
 from boards.colorlight_5a_75b import BUILD_DIR, BaseSoC
 from litex_soc.tester import ROOT
 
-# the .bit of the default build (seed 1) as built from these sources: a clone anywhere must give the
-# same bytes. One line: "<sha256> <build id>"; `make bench` prints both for seed 1 after a change.
+# the .bit of the default build (BaseSoC.SEED) as built from these sources: a clone anywhere must give
+# the same bytes. One line: "<sha256> <build id>"; `make bench` prints both for that seed after a change.
 RECORDED = ROOT / "boards" / "colorlight_5a_75b.bit.sha256"
 
 

@@ -628,6 +628,7 @@ def cmd_sweep(args) -> int:
     if (out / "samples.csv").exists():
         raise UserError(f"{out} already holds results; choose another --out")
     twins = twins_for(args, len(plan.sizes))
+
     def checks(tester):
         check_interval(tester, plan)
         check_ports(tester, args)
@@ -775,6 +776,7 @@ def _probe_session(args, out: Path, meta: dict, measure, report, plot, receives:
     from fpgatest.output import write_json_atomic
 
     twins = twins_for(args, units) if units else 1
+
     def checks(tester):
         check_ports(tester, args, receives)
         if check:
