@@ -175,6 +175,8 @@ class Device:
         round trip where the bridge allows it: what waits in the bridge while it replies is at most the
         smaller of the request and the reply, and that must be within reply_window. One by one
         otherwise. retry=False when a write has side effects (see UartBone._exchange)."""
+        if not ops:
+            return []
         parts = []      # (op, the index of the read it belongs to) with every op at most MAX_BURST words
         for i, (kind, addr, arg) in enumerate(ops):
             size = arg if kind == "read" else len(arg)
@@ -447,7 +449,7 @@ class IntervalRing:
         reads = [("read", base + 4 * self.slot * (k % self.depth), self.words)
                  for k in range(self.taken, status["written"])]
         records = [{name: join_words(words[first:first + n]) for name, (first, n) in self.layout.items()}
-                   for words in (self.dev.batch(reads) if reads else [])]
+                   for words in self.dev.batch(reads)]
         if records:
             self.taken = status["written"]
             self.dev.write("tester_interval_taken", self.taken)

@@ -210,8 +210,10 @@ def ring_cost(tester) -> dict:
     wall time and round trips for them all."""
     ring = tester.intervals()
     ring.start(ring.period_min, ring.depth - 1)
+    deadline = time.monotonic() + 60
     while ring.status()["written"] < ring.depth:
-        pass
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the ring holds {ring.status()['written']} of {ring.depth} records after 60 s")
     start = time.monotonic()
     (records, status), trips = round_trips(tester.dev, ring.drain)
     drain_ms = (time.monotonic() - start) * 1000
