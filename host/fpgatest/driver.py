@@ -253,11 +253,7 @@ class Device:
         # a pop sent twice loses an entry: a request of pops is not tried again (LinkError instead)
         for words in self.bus.read_indexed(ctl.addr, [[bit]] * count, regs[0].addr, total, self._per_request(total),
                                            retry=False):
-            values, pos = {}, 0
-            for r in regs:
-                values[r.name] = join_words(words[pos:pos + r.words])
-                pos += r.words
-            out.append(values)
+            out.append(self._split(regs, words))
         return out
 
     def _per_request(self, words: int) -> int:
